@@ -1,0 +1,29 @@
+"""Entry point: dispatch on argv before anything imports Qt.
+
+``hearth`` opens the GUI; ``hearth --worker`` is the engine process the GUI starts by
+re-running this same program (packaged apps have no separate python); every other
+first word is a CLI verb.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "--worker":
+        from hearth.cli import worker_main
+
+        return worker_main(args[1:])
+    if args:
+        from hearth.cli import main as cli_main
+
+        return cli_main(args)
+    from hearth.ui.app import run_gui
+
+    return run_gui(sys.argv[:1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

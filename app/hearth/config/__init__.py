@@ -1,0 +1,1 @@
+"""Where Hearth keeps things, and the user's settings."""

@@ -1,0 +1,48 @@
+"""Per-user folders (platformdirs), overridable for tests and portable installs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "Hearth"
+DATA_DIR_ENV = "HEARTH_DATA_DIR"
+CONFIG_DIR_ENV = "HEARTH_CONFIG_DIR"
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    data_dir: Path
+    config_dir: Path
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def chats_db(self) -> Path:
+        return self.data_dir / "chats.db"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.json"
+
+    def ensure(self) -> AppPaths:
+        for folder in (self.data_dir, self.config_dir, self.models_dir, self.logs_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def default_paths() -> AppPaths:
+    data = os.environ.get(DATA_DIR_ENV) or platformdirs.user_data_dir(APP_NAME, appauthor=False)
+    config = os.environ.get(CONFIG_DIR_ENV) or platformdirs.user_config_dir(
+        APP_NAME, appauthor=False
+    )
+    return AppPaths(Path(data), Path(config))

@@ -1,0 +1,74 @@
+"""User settings: a small versioned JSON file, written atomically.
+
+Secrets never live here (they go to the OS keyring). Unknown keys from newer versions
+are kept, and a corrupt file is set aside rather than silently lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Settings:
+    schema_version: int = SCHEMA_VERSION
+    last_model_path: str | None = None
+    recent_models: list[str] = field(default_factory=list)
+    context_size: int = 4096
+    parallel_slots: int = 4
+    gpu_layers: int = -1
+    threads: int = 0
+    temperature: float = 0.7
+    max_tokens: int = 1024
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def remember_model(self, path: Path, keep: int = 10) -> None:
+        text = str(path)
+        self.last_model_path = text
+        self.recent_models = [text, *[p for p in self.recent_models if p != text][: keep - 1]]
+
+
+def load_settings(path: Path) -> Settings:
+    if not path.exists():
+        return Settings()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("settings file is not a JSON object")
+    except (OSError, ValueError) as exc:
+        backup = path.with_suffix(".corrupt.json")
+        log.warning("settings file %s is unreadable (%s); moved to %s", path, exc, backup)
+        os.replace(path, backup)
+        return Settings()
+    known = {f.name for f in fields(Settings)}
+    settings = Settings(**{k: v for k, v in raw.items() if k in known and k != "extra"})
+    settings.extra = {k: v for k, v in raw.items() if k not in known}
+    settings.schema_version = SCHEMA_VERSION
+    return settings
+
+
+def save_settings(settings: Settings, path: Path) -> None:
+    data = asdict(settings)
+    extra = data.pop("extra", {})
+    payload = {**extra, **data}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=2, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

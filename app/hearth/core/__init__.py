@@ -1,0 +1,1 @@
+"""Plain typed values shared by every layer: no I/O, no Qt, no llama_cpp."""

@@ -1,0 +1,79 @@
+"""Requests into the engine and the events that stream back out of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from hearth.core.sampling import SamplingParams
+
+
+class FinishReason(str, Enum):
+    """Why a generation ended; values match the OpenAI wire names."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One unit of work for the scheduler.
+
+    Exactly one of ``prompt`` (raw text, tokenized with special tokens parsed) or
+    ``prompt_tokens`` is used; ``add_bos`` applies only to ``prompt``.
+    """
+
+    prompt: str = ""
+    prompt_tokens: tuple[int, ...] | None = None
+    add_bos: bool = True
+    params: SamplingParams = field(default_factory=SamplingParams)
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Per-request timings, reported alongside usage."""
+
+    queued_ms: float
+    prompt_ms: float
+    ttft_ms: float
+    decode_ms: float
+    decode_tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of generated text that is safe to show (valid UTF-8, not a stop prefix)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The last event of every request, successful or not."""
+
+    reason: FinishReason
+    usage: Usage
+    timings: Timings | None = None
+    error: str | None = None
+
+
+GenerationEvent = TextDelta | Finished

@@ -1,0 +1,55 @@
+"""Descriptions of a loaded model and of how to load one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class FlashAttention(str, Enum):
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    """Every llama.cpp knob Hearth exposes for loading a model.
+
+    ``n_ctx`` is the context per slot; the engine allocates ``n_ctx * n_parallel``.
+    ``n_threads = 0`` lets the engine pick from the physical core count.
+    """
+
+    model_path: Path
+    n_ctx: int = 4096
+    n_parallel: int = 4
+    n_gpu_layers: int = -1
+    n_threads: int = 0
+    n_threads_batch: int = 0
+    n_batch: int = 512
+    n_ubatch: int = 512
+    flash_attention: FlashAttention = FlashAttention.AUTO
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    use_mmap: bool = True
+    use_mlock: bool = False
+    max_queue: int = 64
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What clients may know about the loaded model."""
+
+    id: str
+    path: Path
+    architecture: str
+    n_params: int
+    size_bytes: int
+    n_ctx_train: int
+    n_ctx_per_slot: int
+    n_slots: int
+    n_vocab: int
+    chat_template: str | None
+    has_fim: bool
+    created: int

@@ -1,0 +1,33 @@
+"""Sampling and stopping parameters for one generation request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """What the sampler chain and the stop logic need for one request.
+
+    ``temperature <= 0`` means greedy decoding. ``max_tokens = None`` means "until the
+    context is full or the model ends the turn".
+    """
+
+    temperature: float = 0.8
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    seed: int | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    repeat_penalty: float = 1.0
+    repeat_last_n: int = 64
+    logit_bias: dict[int, float] = field(default_factory=dict)
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    stop: tuple[str, ...] = ()
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0

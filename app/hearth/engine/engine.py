@@ -1,0 +1,243 @@
+"""The engine facade the HTTP layer talks to: load state, prompts, async generation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from hearth.core.errors import (
+    ContextOverflowError,
+    HearthError,
+    InvalidRequestError,
+    ModelLoadError,
+    ModelNotLoadedError,
+)
+from hearth.core.generation import (
+    ChatMessage,
+    Finished,
+    GenerationEvent,
+    GenerationRequest,
+)
+from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.engine.chat_template import ChatTemplate
+from hearth.engine.model import LlamaModel
+from hearth.engine.scheduler import Scheduler, SchedulerStatus
+from hearth.engine.slots import Job, make_async_sink
+
+log = logging.getLogger(__name__)
+
+
+class LoadState(str, Enum):
+    IDLE = "idle"
+    LOADING = "loading"
+    READY = "ready"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class EngineState:
+    state: LoadState
+    progress: float = 0.0
+    error: str | None = None
+    model_id: str | None = None
+
+
+def model_id_for(path: Path) -> str:
+    """The name clients use for a model: its file name without ``.gguf``."""
+    name = path.name
+    return name[: -len(".gguf")] if name.lower().endswith(".gguf") else name
+
+
+class Engine:
+    """One model at a time; generation requests go through the scheduler."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = EngineState(LoadState.IDLE)
+        self._model: LlamaModel | None = None
+        self._scheduler: Scheduler | None = None
+        self._template: ChatTemplate | None = None
+        self._info: ModelInfo | None = None
+        self._cancel_load = threading.Event()
+
+    # ------------------------------------------------------------------ loading
+    @property
+    def state(self) -> EngineState:
+        return self._state
+
+    def load(self, config: LoadConfig) -> ModelInfo:
+        """Blocking load (run it in a thread); replaces any model already loaded."""
+        self.unload()
+        model_id = model_id_for(Path(config.model_path))
+        self._cancel_load.clear()
+        self._state = EngineState(LoadState.LOADING, 0.0, model_id=model_id)
+
+        def on_progress(fraction: float) -> None:
+            self._state = EngineState(LoadState.LOADING, fraction, model_id=model_id)
+
+        try:
+            model = LlamaModel(config, on_progress=on_progress, cancel=self._cancel_load)
+        except HearthError as exc:
+            self._state = EngineState(LoadState.ERROR, error=exc.message, model_id=model_id)
+            raise
+        except Exception as exc:  # llama.cpp or ctypes failures must not kill the worker
+            log.exception("model load failed")
+            self._state = EngineState(LoadState.ERROR, error=str(exc), model_id=model_id)
+            raise ModelLoadError(str(exc)) from exc
+        template = ChatTemplate(
+            model.metadata.get("tokenizer.chat_template"),
+            bos_token=model.token_text(model.bos),
+            eos_token=model.token_text(model.eos),
+        )
+        with self._lock:
+            self._model = model
+            self._template = template
+            self._info = model.info(model_id)
+            self._scheduler = Scheduler(model, max_queue=config.max_queue)
+        self._state = EngineState(LoadState.READY, 1.0, model_id=model_id)
+        return self._info
+
+    def cancel_load(self) -> None:
+        self._cancel_load.set()
+
+    def unload(self) -> None:
+        with self._lock:
+            scheduler, model = self._scheduler, self._model
+            self._scheduler = self._model = self._template = self._info = None
+        if scheduler is not None:
+            scheduler.stop()
+        if model is not None:
+            model.close()
+        self._state = EngineState(LoadState.IDLE)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def info(self) -> ModelInfo | None:
+        return self._info
+
+    def status(self) -> SchedulerStatus | None:
+        scheduler = self._scheduler
+        return scheduler.status() if scheduler is not None else None
+
+    def _ready(self) -> tuple[LlamaModel, Scheduler, ChatTemplate, ModelInfo]:
+        with self._lock:
+            model, scheduler = self._model, self._scheduler
+            template, info = self._template, self._info
+        if model is None or scheduler is None or template is None or info is None:
+            if self._state.state is LoadState.LOADING:
+                raise ModelNotLoadedError(
+                    f"The model is still loading ({self._state.progress:.0%}); retry shortly."
+                )
+            raise ModelNotLoadedError("No model is loaded. Load a model first.")
+        return model, scheduler, template, info
+
+    # ------------------------------------------------------------------ prompts
+    def render_chat(self, messages: Sequence[ChatMessage]) -> str:
+        _, _, template, _ = self._ready()
+        if not messages:
+            raise InvalidRequestError("messages must not be empty.", param="messages")
+        return template.render(messages)
+
+    def tokenize_prompt(self, text: str, *, add_bos: bool = True) -> list[int]:
+        model, _, template, _ = self._ready()
+        # Templates usually write the BOS text themselves; never add a second one.
+        starts_with_bos = bool(template.bos_token) and text.startswith(template.bos_token)
+        return model.tokenize(text, add_special=add_bos and not starts_with_bos, parse_special=True)
+
+    def fim_prompt(self, prefix: str, suffix: str) -> list[int]:
+        model, _, _, _ = self._ready()
+        fim = model.fim_tokens()
+        if fim is None:
+            raise InvalidRequestError(
+                "This model has no fill-in-the-middle tokens, so 'suffix' is not supported.",
+                param="suffix",
+            )
+        pre, suf, mid = fim
+        head = [model.bos] if model.add_bos and model.bos >= 0 else []
+        return [
+            *head,
+            pre,
+            *model.tokenize(prefix, add_special=False, parse_special=False),
+            suf,
+            *model.tokenize(suffix, add_special=False, parse_special=False),
+            mid,
+        ]
+
+    # ------------------------------------------------------------------ generation
+    async def start(self, request: GenerationRequest) -> GenerationStream:
+        """Validate and queue a request; errors surface here, before any streaming."""
+        model, scheduler, _, info = self._ready()
+        if request.prompt_tokens is not None:
+            tokens = list(request.prompt_tokens)
+            bad_tokens = [t for t in tokens if not 0 <= t < model.n_vocab]
+            if bad_tokens:
+                raise InvalidRequestError(
+                    f"The prompt names token {bad_tokens[0]}, outside the vocabulary of "
+                    f"{model.n_vocab} tokens.",
+                    param="prompt",
+                )
+        else:
+            tokens = await asyncio.to_thread(
+                self.tokenize_prompt, request.prompt, add_bos=request.add_bos
+            )
+        self._check_fits(tokens, request, info)
+        bad = [t for t in request.params.logit_bias if not 0 <= t < model.n_vocab]
+        if bad:
+            raise InvalidRequestError(
+                f"logit_bias names token {bad[0]}, outside the vocabulary of "
+                f"{model.n_vocab} tokens.",
+                param="logit_bias",
+            )
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
+        job = Job(tokens=tokens, params=request.params, sink=make_async_sink(loop, queue))
+        scheduler.submit(job)
+        return GenerationStream(scheduler, job, queue)
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        """Convenience: start and iterate; leaving the loop early cancels the request."""
+        stream = await self.start(request)
+        try:
+            async for event in stream:
+                yield event
+        finally:
+            stream.cancel()
+
+    @staticmethod
+    def _check_fits(tokens: list[int], request: GenerationRequest, info: ModelInfo) -> None:
+        if not tokens:
+            raise InvalidRequestError("The prompt is empty.", param="prompt")
+        n_ctx = info.n_ctx_per_slot
+        max_tokens = request.params.max_tokens or 0
+        if len(tokens) >= n_ctx or len(tokens) + max_tokens > n_ctx:
+            raise ContextOverflowError(len(tokens), max_tokens, n_ctx)
+
+
+class GenerationStream:
+    """The events of one queued request; ``cancel`` frees its slot within one step."""
+
+    def __init__(self, scheduler: Scheduler, job: Job, queue: asyncio.Queue[GenerationEvent]):
+        self._scheduler = scheduler
+        self._job = job
+        self._queue = queue
+        self.finished: Finished | None = None
+        self.prompt_tokens = len(job.tokens)
+
+    def __aiter__(self) -> AsyncIterator[GenerationEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[GenerationEvent]:
+        while self.finished is None:
+            event = await self._queue.get()
+            if isinstance(event, Finished):
+                self.finished = event
+            yield event
+
+    def cancel(self) -> None:
+        if self.finished is None:
+            self._scheduler.cancel(self._job)

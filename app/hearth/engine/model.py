@@ -1,0 +1,241 @@
+"""A loaded llama.cpp model and its context, wrapped in typed methods.
+
+Everything here calls llama.cpp through llama-cpp-python's low-level ctypes API. The
+context is not thread-safe: only the scheduler thread may decode. Tokenizing and
+reading the vocabulary are read-only and safe from other threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import cast
+
+import llama_cpp
+
+from hearth.core.errors import LoadCancelledError, ModelLoadError
+from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo
+from hearth.engine.backend import ensure_backend, resolve_threads
+from hearth.engine.cache_types import ggml_type_for
+
+log = logging.getLogger(__name__)
+
+_FLASH_ATTN = {
+    FlashAttention.AUTO: llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO,
+    FlashAttention.ON: llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED,
+    FlashAttention.OFF: llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+}
+
+ProgressCallback = Callable[[float], None]
+
+
+def check_gguf_header(path: Path) -> None:
+    """Fail early, with a message a person understands, before llama.cpp sees the file."""
+    if not path.exists():
+        raise ModelLoadError(f"Model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"Not a file: {path}")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != b"GGUF":
+        raise ModelLoadError(
+            f"{path.name} is not a GGUF model file (it does not start with the GGUF "
+            "signature). Pick a .gguf file made for llama.cpp."
+        )
+
+
+class LlamaModel:
+    """Owns one ``llama_model`` and one ``llama_context`` for the life of a load."""
+
+    def __init__(
+        self,
+        config: LoadConfig,
+        *,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        ensure_backend()
+        self.config = config
+        path = Path(config.model_path)
+        check_gguf_header(path)
+        self._model = self._load_model(path, on_progress, cancel)
+        try:
+            self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+            self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+            self._ctx = self._create_context()
+        except BaseException:
+            llama_cpp.llama_model_free(self._model)
+            raise
+        self.memory = llama_cpp.llama_get_memory(self._ctx)
+        self.n_slots = config.n_parallel
+        self.n_ctx_per_slot = int(llama_cpp.llama_n_ctx_seq(self._ctx))
+        self.metadata = self._read_metadata()
+        self._piece_buffer = ctypes.create_string_buffer(256)
+        self._closed = False
+
+    # ------------------------------------------------------------------ loading
+    def _load_model(
+        self, path: Path, on_progress: ProgressCallback | None, cancel: threading.Event | None
+    ) -> llama_cpp.llama_model_p:
+        params = llama_cpp.llama_model_default_params()
+        params.n_gpu_layers = self.config.n_gpu_layers
+        if self.config.use_mmap and self.config.use_mlock:
+            params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MMAP_MLOCK
+        elif self.config.use_mlock:
+            params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MLOCK
+        elif self.config.use_mmap:
+            params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MMAP
+        else:
+            params.load_mode = llama_cpp.LLAMA_LOAD_MODE_NONE
+
+        def progress(fraction: float, _user_data: ctypes.c_void_p) -> bool:
+            if on_progress is not None:
+                try:
+                    on_progress(float(fraction))
+                except Exception:
+                    log.exception("progress callback failed")
+            return not (cancel is not None and cancel.is_set())
+
+        callback = llama_cpp.llama_progress_callback(progress)
+        params.progress_callback = callback
+        started = time.perf_counter()
+        model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), params)
+        if not model:
+            if cancel is not None and cancel.is_set():
+                raise LoadCancelledError("Model loading was cancelled.")
+            raise ModelLoadError(
+                f"llama.cpp could not load {path.name}. The file may be truncated or "
+                "corrupt, use an architecture this llama.cpp does not support, or need "
+                "more memory than is free. Re-download or pick another file."
+            )
+        log.info("loaded %s in %.2f s", path.name, time.perf_counter() - started)
+        return cast("llama_cpp.llama_model_p", model)
+
+    def _create_context(self) -> llama_cpp.llama_context_p:
+        cfg = self.config
+        params = llama_cpp.llama_context_default_params()
+        params.n_seq_max = cfg.n_parallel
+        params.n_ctx = cfg.n_ctx * cfg.n_parallel
+        params.n_batch = cfg.n_batch
+        params.n_ubatch = min(cfg.n_ubatch, cfg.n_batch)
+        params.n_threads = resolve_threads(cfg.n_threads)
+        params.n_threads_batch = resolve_threads(cfg.n_threads_batch or cfg.n_threads)
+        params.flash_attn_type = _FLASH_ATTN[cfg.flash_attention]
+        params.type_k = ggml_type_for(cfg.cache_type_k)
+        params.type_v = ggml_type_for(cfg.cache_type_v)
+        params.kv_unified = False
+        params.no_perf = True
+        ctx = llama_cpp.llama_init_from_model(self._model, params)
+        if not ctx:
+            raise ModelLoadError(
+                "llama.cpp could not create a context of "
+                f"{cfg.n_ctx} tokens x {cfg.n_parallel} slots. Lower the context size or "
+                "the number of parallel slots, or offload fewer layers to the GPU."
+            )
+        return cast("llama_cpp.llama_context_p", ctx)
+
+    def _read_metadata(self) -> dict[str, str]:
+        result: dict[str, str] = {}
+        buffer = ctypes.create_string_buffer(4096)
+        for index in range(llama_cpp.llama_model_meta_count(self._model)):
+            n = llama_cpp.llama_model_meta_key_by_index(self._model, index, buffer, len(buffer))
+            if n < 0:
+                continue
+            key = buffer.value.decode("utf-8", errors="replace")
+            n = llama_cpp.llama_model_meta_val_str_by_index(self._model, index, None, 0)
+            if n < 0:
+                continue
+            value_buffer = ctypes.create_string_buffer(n + 1)
+            llama_cpp.llama_model_meta_val_str_by_index(self._model, index, value_buffer, n + 1)
+            result[key] = value_buffer.value.decode("utf-8", errors="replace")
+        return result
+
+    # ------------------------------------------------------------------ vocabulary
+    def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        tokens = (llama_cpp.llama_token * capacity)()
+        n = llama_cpp.llama_tokenize(
+            self._vocab, data, len(data), tokens, capacity, add_special, parse_special
+        )
+        if n < 0:
+            capacity = -n
+            tokens = (llama_cpp.llama_token * capacity)()
+            n = llama_cpp.llama_tokenize(
+                self._vocab, data, len(data), tokens, capacity, add_special, parse_special
+            )
+        return list(tokens[:n])
+
+    def token_bytes(self, token: int, *, special: bool = False) -> bytes:
+        """The raw bytes of one token (may be part of a UTF-8 character)."""
+        buffer = self._piece_buffer
+        n = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, special)
+        if n < 0:
+            buffer = ctypes.create_string_buffer(-n)
+            n = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, special)
+        return buffer.raw[:n]
+
+    def token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.token_bytes(token, special=True).decode("utf-8", errors="replace")
+
+    def is_eog(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+    @property
+    def bos(self) -> int:
+        return int(llama_cpp.llama_vocab_bos(self._vocab))
+
+    @property
+    def eos(self) -> int:
+        return int(llama_cpp.llama_vocab_eos(self._vocab))
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
+
+    def fim_tokens(self) -> tuple[int, int, int] | None:
+        pre = int(llama_cpp.llama_vocab_fim_pre(self._vocab))
+        suf = int(llama_cpp.llama_vocab_fim_suf(self._vocab))
+        mid = int(llama_cpp.llama_vocab_fim_mid(self._vocab))
+        if min(pre, suf, mid) < 0:
+            return None
+        return pre, suf, mid
+
+    # ------------------------------------------------------------------ handles
+    @property
+    def ctx(self) -> llama_cpp.llama_context_p:
+        return self._ctx
+
+    @property
+    def vocab(self) -> llama_cpp.llama_vocab_p:
+        return cast("llama_cpp.llama_vocab_p", self._vocab)
+
+    def info(self, model_id: str) -> ModelInfo:
+        path = Path(self.config.model_path)
+        return ModelInfo(
+            id=model_id,
+            path=path,
+            architecture=self.metadata.get("general.architecture", "unknown"),
+            n_params=int(llama_cpp.llama_model_n_params(self._model)),
+            size_bytes=int(llama_cpp.llama_model_size(self._model)),
+            n_ctx_train=int(llama_cpp.llama_model_n_ctx_train(self._model)),
+            n_ctx_per_slot=self.n_ctx_per_slot,
+            n_slots=self.n_slots,
+            n_vocab=self.n_vocab,
+            chat_template=self.metadata.get("tokenizer.chat_template"),
+            has_fim=self.fim_tokens() is not None,
+            created=int(path.stat().st_mtime),
+        )
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        llama_cpp.llama_free(self._ctx)
+        llama_cpp.llama_model_free(self._model)

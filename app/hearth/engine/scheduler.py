@@ -1,0 +1,307 @@
+"""The batch loop: one thread owns the llama context and serves every slot.
+
+Each step builds a single ``llama_batch`` holding one token for every decoding slot and
+prompt chunks for prefilling slots (bounded by ``n_batch``, so a long prompt never
+stalls running streams), decodes it once, then samples each slot with its own chain.
+Requests join and leave between steps: continuous batching.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import llama_cpp
+
+from hearth.core.errors import QueueFullError
+from hearth.core.generation import Finished, FinishReason, TextDelta, Timings, Usage
+from hearth.engine.model import LlamaModel
+from hearth.engine.sampler import SamplerChain
+from hearth.engine.slots import Job, Slot, pick_slot
+from hearth.engine.text_stream import TextStream
+
+log = logging.getLogger(__name__)
+
+_RATE_WINDOW_S = 10.0
+
+
+@dataclass(frozen=True)
+class SlotStatus:
+    seq_id: int
+    busy: bool
+    cached_tokens: int
+
+
+@dataclass(frozen=True)
+class SchedulerStatus:
+    slots: tuple[SlotStatus, ...]
+    queue_depth: int
+    decode_tokens_per_s: float
+
+
+class Scheduler:
+    """Owns the decode loop thread; ``submit`` and ``cancel`` are safe from any thread."""
+
+    def __init__(self, model: LlamaModel, *, max_queue: int = 64) -> None:
+        self._model = model
+        self._max_queue = max_queue
+        self._n_batch = model.config.n_batch
+        self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]
+        self._queue: collections.deque[Job] = collections.deque()
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
+        self._recent: collections.deque[tuple[float, int]] = collections.deque()
+        self._thread = threading.Thread(target=self._run, name="hearth-scheduler", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ public API
+    def submit(self, job: Job) -> None:
+        with self._cond:
+            if self._stopping:
+                raise QueueFullError("The model is being unloaded; try again shortly.")
+            if len(self._queue) >= self._max_queue:
+                raise QueueFullError(
+                    f"All {len(self._slots)} slots are busy and {len(self._queue)} requests "
+                    "are already waiting. Retry shortly."
+                )
+            self._queue.append(job)
+            self._cond.notify()
+
+    def cancel(self, job: Job) -> None:
+        job.cancelled.set()
+        with self._cond:
+            self._cond.notify()
+
+    def status(self) -> SchedulerStatus:
+        with self._cond:
+            slots = tuple(SlotStatus(s.seq_id, s.busy, len(s.cached)) for s in self._slots)
+            depth = len(self._queue)
+        return SchedulerStatus(slots, depth, self._decode_rate())
+
+    def stop(self) -> None:
+        """Finish every job as cancelled, stop the thread, free native memory."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
+        llama_cpp.llama_batch_free(self._batch)
+
+    # ------------------------------------------------------------------ loop
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping and not self._queue and not self._any_busy():
+                    self._cond.wait()
+                if self._stopping:
+                    break
+                admitted = self._take_admissible()
+            for slot, job in admitted:
+                self._start(slot, job)
+            self._drop_cancelled()
+            if not self._any_busy():
+                continue
+            try:
+                self._step()
+            except Exception:
+                log.exception("decode step failed")
+                self._fail_running("The engine failed while generating; see the worker log.")
+        self._shutdown()
+
+    def _any_busy(self) -> bool:
+        return any(s.busy for s in self._slots)
+
+    def _take_admissible(self) -> list[tuple[Slot, Job]]:
+        admitted: list[tuple[Slot, Job]] = []
+        idle = [s for s in self._slots if not s.busy]
+        while self._queue and idle:
+            job = self._queue.popleft()
+            if job.cancelled.is_set():
+                job.sink(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                continue
+            slot, _ = pick_slot(idle, job.tokens)
+            idle.remove(slot)
+            slot.job = job  # reserve it before the lock is released
+            admitted.append((slot, job))
+        return admitted
+
+    def _start(self, slot: Slot, job: Job) -> None:
+        _, n_common = pick_slot([slot], job.tokens)
+        n_common = min(n_common, len(job.tokens) - 1)  # the last token must produce logits
+        if not llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, n_common, -1):
+            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
+            n_common = 0
+        slot.cached = job.tokens[:n_common]
+        slot.n_prompt = len(job.tokens)
+        slot.n_cached_at_start = n_common
+        slot.n_generated = 0
+        slot.pending_token = None
+        slot.finish = None
+        slot.started_at = time.perf_counter()
+        slot.first_token_at = 0.0
+        slot.prompt_done_at = 0.0
+        slot.stream = TextStream(job.params.stop)
+        try:
+            slot.sampler = SamplerChain(job.params, self._model.n_vocab)
+        except Exception as exc:
+            self._finish(slot, FinishReason.ERROR, error=str(exc))
+            return
+        if (
+            job.params.repeat_penalty != 1.0
+            or job.params.frequency_penalty
+            or job.params.presence_penalty
+        ):
+            for token in job.tokens[-job.params.repeat_last_n :]:
+                slot.sampler.accept(token)
+        log.debug("slot %d: %d prompt tokens, %d cached", slot.seq_id, slot.n_prompt, n_common)
+
+    def _drop_cancelled(self) -> None:
+        for slot in self._slots:
+            if slot.job is not None and slot.job.cancelled.is_set():
+                self._finish(slot, FinishReason.CANCELLED)
+
+    def _step(self) -> None:
+        batch = self._batch
+        n = 0
+        outputs: list[tuple[Slot, int]] = []
+        chunks: list[tuple[Slot, list[int]]] = []
+        for slot in self._slots:
+            if slot.job is not None and slot.pending_token is not None:
+                self._put(n, slot.pending_token, len(slot.cached), slot.seq_id, True)
+                outputs.append((slot, n))
+                chunks.append((slot, [slot.pending_token]))
+                n += 1
+        for slot in self._slots:
+            if slot.job is None or not slot.prefilling or n >= self._n_batch:
+                continue
+            assert slot.job is not None
+            start = len(slot.cached)
+            take = min(slot.n_prompt - start, self._n_batch - n)
+            piece = slot.job.tokens[start : start + take]
+            for offset, token in enumerate(piece):
+                is_last = start + offset == slot.n_prompt - 1
+                self._put(n, token, start + offset, slot.seq_id, is_last)
+                if is_last:
+                    outputs.append((slot, n))
+                n += 1
+            chunks.append((slot, piece))
+        batch.n_tokens = n
+        result = llama_cpp.llama_decode(self._model.ctx, batch)
+        if result != 0:
+            for slot, _ in chunks:
+                self._finish(slot, FinishReason.ERROR, error=_decode_error(result))
+                llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
+                slot.cached = []
+            return
+        for slot, piece in chunks:
+            slot.cached.extend(piece)
+            slot.pending_token = None
+        now = time.perf_counter()
+        for slot, index in outputs:
+            if slot.prompt_done_at == 0.0:
+                slot.prompt_done_at = now
+            assert slot.sampler is not None
+            self._accept_token(slot, slot.sampler.sample(self._model.ctx, index), now)
+        self._recent.append((now, len(outputs)))
+
+    def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
+        batch = self._batch
+        batch.token[i] = token
+        batch.pos[i] = pos
+        batch.n_seq_id[i] = 1
+        batch.seq_id[i][0] = seq_id
+        batch.logits[i] = logits
+
+    def _accept_token(self, slot: Slot, token: int, now: float) -> None:
+        assert slot.job is not None and slot.stream is not None
+        if slot.first_token_at == 0.0:
+            slot.first_token_at = now
+        if self._model.is_eog(token):
+            self._finish(slot, FinishReason.STOP)
+            return
+        slot.n_generated += 1
+        text = slot.stream.feed(self._model.token_bytes(token))
+        if text:
+            slot.job.sink(TextDelta(text))
+        max_tokens = slot.job.params.max_tokens
+        hit_max = max_tokens is not None and slot.n_generated >= max_tokens
+        context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
+        if slot.stream.stopped:
+            self._finish(slot, FinishReason.STOP)
+        elif hit_max or context_full:
+            self._finish(slot, FinishReason.LENGTH)
+        else:
+            slot.pending_token = token
+
+    def _finish(self, slot: Slot, reason: FinishReason, error: str | None = None) -> None:
+        job = slot.job
+        if job is None:
+            return
+        stream = slot.stream
+        ended_normally = reason in (FinishReason.STOP, FinishReason.LENGTH)
+        if ended_normally and stream is not None and not stream.stopped:
+            tail = stream.finish()
+            if tail:
+                job.sink(TextDelta(tail))
+        end = time.perf_counter()
+        finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
+        if slot.sampler is not None:
+            slot.sampler.close()
+        slot.sampler = None
+        slot.stream = None
+        slot.pending_token = None
+        slot.last_used = end
+        with self._cond:
+            slot.job = None  # free before the client hears, so status is never stale
+        job.sink(finished)
+
+    def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
+        first = slot.first_token_at or end
+        decode_s = max(end - first, 1e-9)
+        return Timings(
+            queued_ms=(slot.started_at - job.enqueued_at) * 1000,
+            prompt_ms=((slot.prompt_done_at or end) - slot.started_at) * 1000,
+            ttft_ms=(first - job.enqueued_at) * 1000,
+            decode_ms=decode_s * 1000,
+            decode_tokens_per_s=max(slot.n_generated - 1, 0) / decode_s,
+        )
+
+    def _decode_rate(self) -> float:
+        cutoff = time.perf_counter() - _RATE_WINDOW_S
+        while self._recent and self._recent[0][0] < cutoff:
+            self._recent.popleft()
+        if len(self._recent) < 2:
+            return 0.0
+        span = self._recent[-1][0] - self._recent[0][0]
+        return sum(n for _, n in list(self._recent)[1:]) / span if span > 0 else 0.0
+
+    def _fail_running(self, message: str) -> None:
+        for slot in self._slots:
+            if slot.job is not None:
+                self._finish(slot, FinishReason.ERROR, error=message)
+                llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
+                slot.cached = []
+
+    def _shutdown(self) -> None:
+        for slot in self._slots:
+            self._finish(slot, FinishReason.CANCELLED)
+        with self._cond:
+            queued = list(self._queue)
+            self._queue.clear()
+        for job in queued:
+            job.sink(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+
+
+def _empty_usage(job: Job) -> Usage:
+    return Usage(prompt_tokens=len(job.tokens), completion_tokens=0)
+
+
+def _decode_error(code: int) -> str:
+    if code == 1:
+        return "The context is full: no room in the KV cache for this batch."
+    if code == 2:
+        return "Decoding was aborted."
+    return f"llama_decode failed with code {code}."

@@ -1,0 +1,88 @@
+"""Per-request state inside the scheduler, and the choice of slot for a new request."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from hearth.core.generation import FinishReason, GenerationEvent, Usage
+from hearth.core.sampling import SamplingParams
+from hearth.engine.sampler import SamplerChain
+from hearth.engine.text_stream import TextStream
+
+EventSink = Callable[[GenerationEvent], None]
+
+
+@dataclass
+class Job:
+    """A tokenized request waiting for, or running in, a slot."""
+
+    tokens: list[int]
+    params: SamplingParams
+    sink: EventSink
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    enqueued_at: float = field(default_factory=time.perf_counter)
+
+
+def make_async_sink(
+    loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[GenerationEvent]
+) -> EventSink:
+    """Deliver events from the scheduler thread into an asyncio queue."""
+
+    def sink(event: GenerationEvent) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    return sink
+
+
+@dataclass
+class Slot:
+    """One sequence of the shared context: its KV cache survives between requests."""
+
+    seq_id: int
+    cached: list[int] = field(default_factory=list)
+    last_used: float = 0.0
+    job: Job | None = None
+    sampler: SamplerChain | None = None
+    stream: TextStream | None = None
+    # Progress of the running job.
+    n_prompt: int = 0
+    n_cached_at_start: int = 0
+    n_generated: int = 0
+    pending_token: int | None = None
+    started_at: float = 0.0
+    first_token_at: float = 0.0
+    prompt_done_at: float = 0.0
+    finish: FinishReason | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None
+
+    @property
+    def prefilling(self) -> bool:
+        return self.job is not None and len(self.cached) < self.n_prompt
+
+    def usage(self) -> Usage:
+        return Usage(
+            prompt_tokens=self.n_prompt,
+            completion_tokens=self.n_generated,
+            cached_tokens=self.n_cached_at_start,
+        )
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def pick_slot(idle: Sequence[Slot], tokens: Sequence[int]) -> tuple[Slot, int]:
+    """The idle slot sharing the longest prefix with ``tokens``; ties go to the LRU one."""
+    best = min(idle, key=lambda s: (-common_prefix(s.cached, tokens), s.last_used))
+    return best, common_prefix(best.cached, tokens)

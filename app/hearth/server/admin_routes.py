@@ -1,0 +1,52 @@
+"""Health and Hearth's own status routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from hearth.engine.engine import Engine, LoadState
+
+
+def admin_router(engine: Engine) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/health")
+    async def health() -> JSONResponse:
+        state = engine.state
+        if state.state is LoadState.READY:
+            return JSONResponse({"status": "ok", "model": state.model_id})
+        if state.state is LoadState.LOADING:
+            return JSONResponse(
+                {
+                    "status": "loading",
+                    "progress": round(state.progress, 4),
+                    "model": state.model_id,
+                },
+                status_code=503,
+            )
+        if state.state is LoadState.ERROR:
+            return JSONResponse(
+                {"status": "error", "error": state.error, "model": state.model_id},
+                status_code=503,
+            )
+        return JSONResponse({"status": "idle"}, status_code=503)
+
+    @router.get("/hearth/v1/status")
+    async def status() -> dict[str, Any]:
+        info = engine.info
+        scheduler = engine.status()
+        return {
+            "state": engine.state.state.value,
+            "model": info.id if info else None,
+            "slots": [
+                {"id": s.seq_id, "busy": s.busy, "cached_tokens": s.cached_tokens}
+                for s in (scheduler.slots if scheduler else ())
+            ],
+            "queue_depth": scheduler.queue_depth if scheduler else 0,
+            "decode_tokens_per_s": round(scheduler.decode_tokens_per_s, 2) if scheduler else 0.0,
+        }
+
+    return router

@@ -1,0 +1,37 @@
+"""The worker's ASGI application, assembled from its collaborators."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from hearth import __version__
+from hearth.engine.engine import Engine
+from hearth.server.admin_routes import admin_router
+from hearth.server.errors import install_error_handlers
+from hearth.server.openai_routes import openai_router
+from hearth.server.security import AccessMiddleware, AccessPolicy
+
+
+def create_app(
+    engine: Engine, policy: AccessPolicy, *, cors_origins: tuple[str, ...] = ()
+) -> FastAPI:
+    app = FastAPI(
+        title="Hearth worker",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    install_error_handlers(app)
+    app.include_router(admin_router(engine))
+    app.include_router(openai_router(engine))
+    if cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.add_middleware(AccessMiddleware, policy=policy)
+    return app

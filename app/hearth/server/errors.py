@@ -1,0 +1,128 @@
+"""Errors in the OpenAI wire shape: ``{"error": {"message", "type", "param", "code"}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hearth.core.errors import (
+    ContextOverflowError,
+    EngineFailedError,
+    HearthError,
+    InvalidRequestError,
+    ModelLoadError,
+    ModelNotFoundError,
+    ModelNotLoadedError,
+    QueueFullError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An error raised inside the HTTP layer itself (auth, body parsing, limits)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type_: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type_
+        self.code = code
+        self.param = param
+        self.headers = headers
+
+
+def error_body(
+    message: str, type_: str, code: str | None = None, param: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def api_error_for(exc: HearthError) -> ApiError:
+    """Map an engine/core error to an HTTP status and OpenAI error type."""
+    if isinstance(exc, ContextOverflowError):
+        return ApiError(400, exc.message, code=exc.code, param=exc.param)
+    if isinstance(exc, InvalidRequestError):
+        return ApiError(400, exc.message, code=exc.code, param=exc.param)
+    if isinstance(exc, ModelNotFoundError):
+        return ApiError(404, exc.message, code=exc.code, param="model")
+    if isinstance(exc, QueueFullError):
+        return ApiError(
+            503,
+            exc.message,
+            type_="server_error",
+            code=exc.code,
+            headers={"Retry-After": str(exc.retry_after_s)},
+        )
+    if isinstance(exc, ModelNotLoadedError | ModelLoadError):
+        return ApiError(503, exc.message, type_="server_error", code=exc.code)
+    if isinstance(exc, EngineFailedError):
+        return ApiError(500, exc.message, type_="server_error", code=exc.code)
+    return ApiError(500, exc.message, type_="server_error", code=exc.code)
+
+
+def json_error(error: ApiError) -> JSONResponse:
+    return JSONResponse(
+        error_body(error.message, error.type, error.code, error.param),
+        status_code=error.status,
+        headers=error.headers,
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every failure leaves as OpenAI-shaped JSON; never a traceback."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return json_error(exc)
+
+    @app.exception_handler(HearthError)
+    async def _hearth_error(_request: Request, exc: HearthError) -> JSONResponse:
+        return json_error(api_error_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return json_error(validation_error(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
+        code = "not_found" if exc.status_code == 404 else None
+        return json_error(ApiError(exc.status_code, str(exc.detail), type_=type_, code=code))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error", exc_info=exc)
+        return json_error(
+            ApiError(500, f"Internal error: {type(exc).__name__}", type_="server_error")
+        )
+
+
+def validation_error(errors: Any) -> ApiError:
+    """Turn pydantic's error list into one readable message naming the parameter."""
+    items = list(errors)
+    if not items:
+        return ApiError(400, "Invalid request.")
+    first = items[0]
+    loc = [str(part) for part in first.get("loc", ()) if part not in ("body",)]
+    param = ".".join(loc) or None
+    message = first.get("msg", "Invalid value")
+    if first.get("type") == "missing":
+        text = f"Missing required parameter: '{param}'."
+    else:
+        text = f"Invalid value for '{param}': {message}." if param else f"{message}."
+    return ApiError(400, text, param=param, code="invalid_value")

@@ -1,0 +1,139 @@
+"""Engine results rendered as OpenAI response objects and stream chunks."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from hearth.core.generation import Finished, FinishReason, Timings, Usage
+from hearth.core.model_info import ModelInfo
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(12)}"
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+    }
+
+
+def timings_json(timings: Timings | None) -> dict[str, float] | None:
+    if timings is None:
+        return None
+    return {
+        "queued_ms": round(timings.queued_ms, 3),
+        "prompt_ms": round(timings.prompt_ms, 3),
+        "ttft_ms": round(timings.ttft_ms, 3),
+        "decode_ms": round(timings.decode_ms, 3),
+        "decode_tokens_per_s": round(timings.decode_tokens_per_s, 3),
+    }
+
+
+def finish_reason(finished: Finished) -> str:
+    """OpenAI knows only stop/length; a cancelled stream simply ends with stop."""
+    return "length" if finished.reason is FinishReason.LENGTH else "stop"
+
+
+def model_json(info: ModelInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "object": "model",
+        "created": info.created,
+        "owned_by": "hearth",
+        "meta": {
+            "architecture": info.architecture,
+            "n_params": info.n_params,
+            "size": info.size_bytes,
+            "n_ctx_train": info.n_ctx_train,
+            "n_ctx": info.n_ctx_per_slot,
+            "n_slots": info.n_slots,
+            "n_vocab": info.n_vocab,
+            "fim": info.has_fim,
+        },
+    }
+
+
+def sse(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n".encode()
+
+
+class ChunkWriter:
+    """Builds the chunks of one streamed response with a shared id and timestamp."""
+
+    def __init__(self, *, chat: bool, model: str) -> None:
+        self.chat = chat
+        self.model = model
+        self.id = new_id("chatcmpl" if chat else "cmpl")
+        self.created = int(time.time())
+        self.object = "chat.completion.chunk" if chat else "text_completion"
+
+    def _chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": self.object,
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": "hearth",
+            "choices": choices,
+            **extra,
+        }
+
+    def _choice(
+        self, text: str | None, reason: str | None, *, role: bool = False
+    ) -> dict[str, Any]:
+        if self.chat:
+            delta: dict[str, Any] = {}
+            if role:
+                delta["role"] = "assistant"
+            if text is not None:
+                delta["content"] = text
+            return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+        return {"index": 0, "text": text or "", "logprobs": None, "finish_reason": reason}
+
+    def opening(self) -> dict[str, Any] | None:
+        """Chat streams announce the assistant role first, as OpenAI does."""
+        return self._chunk([self._choice("", None, role=True)]) if self.chat else None
+
+    def delta(self, text: str) -> dict[str, Any]:
+        return self._chunk([self._choice(text, None)])
+
+    def closing(self, finished: Finished) -> dict[str, Any]:
+        return self._chunk(
+            [self._choice(None if self.chat else "", finish_reason(finished))],
+            usage=usage_json(finished.usage),
+            timings=timings_json(finished.timings),
+        )
+
+    def usage_only(self, finished: Finished) -> dict[str, Any]:
+        return self._chunk([], usage=usage_json(finished.usage))
+
+
+def completion_json(*, chat: bool, model: str, text: str, finished: Finished) -> dict[str, Any]:
+    reason = finish_reason(finished)
+    if chat:
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "logprobs": None,
+            "finish_reason": reason,
+        }
+    else:
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": reason}
+    return {
+        "id": new_id("chatcmpl" if chat else "cmpl"),
+        "object": "chat.completion" if chat else "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "hearth",
+        "choices": [choice],
+        "usage": usage_json(finished.usage),
+        "timings": timings_json(finished.timings),
+    }

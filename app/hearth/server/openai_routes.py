@@ -1,0 +1,184 @@
+"""OpenAI-compatible routes: /v1/models, /v1/chat/completions, /v1/completions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from hearth.core.errors import HearthError, ModelNotFoundError, ModelNotLoadedError
+from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
+from hearth.core.model_info import ModelInfo
+from hearth.engine.engine import Engine, GenerationStream
+from hearth.server.errors import api_error_for, error_body
+from hearth.server.openai_format import ChunkWriter, completion_json, model_json, sse
+from hearth.server.openai_schemas import (
+    ChatCompletionRequest,
+    CompletionRequest,
+    SamplingFields,
+)
+from hearth.server.request_body import parse_body
+
+log = logging.getLogger(__name__)
+
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16  # the OpenAI default for legacy completions
+_DISCONNECT_POLL_S = 0.25
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def openai_router(engine: Engine) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/v1/models")
+    async def list_models() -> dict[str, Any]:
+        info = engine.info
+        return {"object": "list", "data": [model_json(info)] if info else []}
+
+    @router.get("/v1/models/{model_id:path}")
+    async def get_model(model_id: str) -> dict[str, Any]:
+        return model_json(_resolve_model(engine, model_id))
+
+    @router.post("/v1/chat/completions", response_model=None)
+    async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
+        body = await parse_body(request, ChatCompletionRequest)
+        info = _resolve_model(engine, body.model)
+        prompt = engine.render_chat(body.chat_messages())
+        params = body.to_sampling(default_max_tokens=None)
+        stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
+        return await _respond(request, stream, body, info, chat=True)
+
+    @router.post("/v1/completions", response_model=None)
+    async def completions(request: Request) -> JSONResponse | StreamingResponse:
+        body = await parse_body(request, CompletionRequest)
+        info = _resolve_model(engine, body.model)
+        params = body.to_sampling(default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS)
+        if body.suffix is not None:
+            text = body.prompt if isinstance(body.prompt, str) else "".join(map(str, body.prompt))
+            gen = GenerationRequest(
+                prompt_tokens=tuple(engine.fim_prompt(text, body.suffix)), params=params
+            )
+        elif isinstance(body.prompt, list) and body.prompt and isinstance(body.prompt[0], int):
+            gen = GenerationRequest(prompt_tokens=tuple(int(t) for t in body.prompt), params=params)
+        else:
+            text = (
+                body.prompt
+                if isinstance(body.prompt, str)
+                else str(body.prompt[0] if body.prompt else "")
+            )
+            gen = GenerationRequest(prompt=text, params=params)
+        stream = await engine.start(gen)
+        return await _respond(request, stream, body, info, chat=False, echo=_echo_text(body))
+
+    return router
+
+
+def _echo_text(body: CompletionRequest) -> str:
+    if body.echo and isinstance(body.prompt, str):
+        return body.prompt
+    return ""
+
+
+def _resolve_model(engine: Engine, requested: str | None) -> ModelInfo:
+    info = engine.info
+    if info is None:
+        raise ModelNotLoadedError("No model is loaded yet; wait for /health to report ok.")
+    if requested and requested not in (info.id, info.path.name, str(info.path)):
+        raise ModelNotFoundError(
+            f"The model '{requested}' is not loaded here. This server serves '{info.id}'; "
+            "see GET /v1/models."
+        )
+    return info
+
+
+async def _respond(
+    request: Request,
+    stream: GenerationStream,
+    body: SamplingFields,
+    info: ModelInfo,
+    *,
+    chat: bool,
+    echo: str = "",
+) -> JSONResponse | StreamingResponse:
+    if body.stream:
+        writer = ChunkWriter(chat=chat, model=info.id)
+        return StreamingResponse(
+            _stream_events(stream, writer, body.include_usage(), echo),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
+    text, finished = await _collect(request, stream)
+    if finished.reason is FinishReason.ERROR:
+        return JSONResponse(
+            error_body(finished.error or "Generation failed.", "server_error", "engine_failed"),
+            status_code=500,
+        )
+    return JSONResponse(
+        completion_json(chat=chat, model=info.id, text=echo + text, finished=finished)
+    )
+
+
+async def _collect(request: Request, stream: GenerationStream) -> tuple[str, Finished]:
+    """Gather a whole completion, cancelling it if the client goes away meanwhile."""
+    parts: list[str] = []
+
+    async def consume() -> Finished:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, Finished):
+                return event
+        raise RuntimeError("generation ended without a Finished event")
+
+    task = asyncio.ensure_future(consume())
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
+            if done:
+                return "".join(parts), task.result()
+            if await request.is_disconnected():
+                log.info("client disconnected; cancelling generation")
+                stream.cancel()
+    finally:
+        if not task.done():
+            stream.cancel()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+async def _stream_events(
+    stream: GenerationStream, writer: ChunkWriter, include_usage: bool, echo: str
+) -> AsyncIterator[bytes]:
+    try:
+        opening = writer.opening()
+        if opening is not None:
+            yield sse(opening)
+        if echo:
+            yield sse(writer.delta(echo))
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                yield sse(writer.delta(event.text))
+            elif isinstance(event, Finished):
+                if event.reason is FinishReason.ERROR:
+                    yield sse(
+                        error_body(
+                            event.error or "Generation failed.", "server_error", "engine_failed"
+                        )
+                    )
+                else:
+                    yield sse(writer.closing(event))
+                    if include_usage:
+                        yield sse(writer.usage_only(event))
+        yield sse("[DONE]")
+    except HearthError as exc:
+        error = api_error_for(exc)
+        yield sse(error_body(error.message, error.type, error.code, error.param))
+        yield sse("[DONE]")
+    finally:
+        stream.cancel()

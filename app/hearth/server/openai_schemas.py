@@ -1,0 +1,133 @@
+"""OpenAI request bodies, validated, and their translation into engine types."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hearth.core.generation import ChatMessage
+from hearth.core.sampling import SamplingParams
+
+MAX_STOP_STRINGS = 8
+MAX_LOGIT_BIAS = 1024
+
+
+class _Lenient(BaseModel):
+    """Unknown fields are ignored: clients send many we do not use (user, metadata...)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ContentPart(_Lenient):
+    type: str
+    text: str | None = None
+
+
+class Message(_Lenient):
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text or "" for part in self.content if part.type == "text")
+
+
+class StreamOptions(_Lenient):
+    include_usage: bool = False
+
+
+class SamplingFields(_Lenient):
+    """Parameters shared by chat and text completions."""
+
+    model: str | None = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=5.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0, le=10_000)
+    min_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    repeat_penalty: float | None = Field(default=None, gt=0.0, le=10.0)
+    repeat_last_n: int | None = Field(default=None, ge=0, le=4096)
+    logit_bias: dict[str, float] | None = None
+    n: int = Field(default=1, ge=1, le=1)
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and len(value) > MAX_STOP_STRINGS:
+            raise ValueError(f"at most {MAX_STOP_STRINGS} stop strings are allowed")
+        return value
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _bias(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        if len(value) > MAX_LOGIT_BIAS:
+            raise ValueError(f"at most {MAX_LOGIT_BIAS} entries are allowed")
+        for key, bias in value.items():
+            if not key.lstrip("-").isdigit():
+                raise ValueError(f"keys must be token ids, got {key!r}")
+            if not -100.0 <= bias <= 100.0:
+                raise ValueError("biases must be between -100 and 100")
+        return value
+
+    def include_usage(self) -> bool:
+        return bool(self.stream_options and self.stream_options.include_usage)
+
+    def to_sampling(self, *, default_max_tokens: int | None) -> SamplingParams:
+        defaults = SamplingParams()
+        stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        bias = {int(k): float(v) for k, v in (self.logit_bias or {}).items()}
+        return SamplingParams(
+            temperature=_pick(self.temperature, defaults.temperature),
+            top_p=_pick(self.top_p, defaults.top_p),
+            top_k=_pick(self.top_k, defaults.top_k),
+            min_p=_pick(self.min_p, defaults.min_p),
+            seed=self.seed,
+            presence_penalty=_pick(self.presence_penalty, defaults.presence_penalty),
+            frequency_penalty=_pick(self.frequency_penalty, defaults.frequency_penalty),
+            repeat_penalty=_pick(self.repeat_penalty, defaults.repeat_penalty),
+            repeat_last_n=_pick(self.repeat_last_n, defaults.repeat_last_n),
+            logit_bias=bias,
+            max_tokens=self.max_completion_tokens or self.max_tokens or default_max_tokens,
+            stop=tuple(s for s in stops if s),
+        )
+
+
+class ChatCompletionRequest(SamplingFields):
+    messages: list[Message] = Field(min_length=1)
+
+    def chat_messages(self) -> list[ChatMessage]:
+        return [
+            ChatMessage(role="system" if m.role == "developer" else m.role, content=m.text())
+            for m in self.messages
+        ]
+
+
+class CompletionRequest(SamplingFields):
+    prompt: str | list[str] | list[int]
+    suffix: str | None = None
+    echo: bool = False
+
+    @field_validator("prompt")
+    @classmethod
+    def _one_prompt(cls, value: Any) -> Any:
+        if isinstance(value, list) and value and isinstance(value[0], str) and len(value) != 1:
+            raise ValueError("only one prompt per request is supported")
+        return value
+
+
+def _pick(value: Any, default: Any) -> Any:
+    return default if value is None else value

@@ -1,0 +1,149 @@
+"""Command-line options shared by ``hearth serve`` and ``hearth --worker``."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hearth.core.model_info import FlashAttention, LoadConfig
+
+DEFAULT_PORT = 8677
+WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"
+API_KEY_ENV = "HEARTH_API_KEY"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    load: LoadConfig
+    host: str
+    port: int
+    api_keys: tuple[str, ...]
+    cors_origins: tuple[str, ...]
+    parent_pid: int | None
+    announce: bool  # print the listening line on stdout for the supervisor
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", "-m", type=Path, required=True, help="GGUF file to serve")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; others need --api-key)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument("--ctx", type=int, default=4096, help="context tokens per slot")
+    parser.add_argument(
+        "--parallel", "-np", type=int, default=4, help="slots: requests decoded at once (default 4)"
+    )
+    parser.add_argument(
+        "--n-gpu-layers",
+        "-ngl",
+        type=int,
+        default=-1,
+        help="layers to offload to the GPU (-1 all, 0 none)",
+    )
+    parser.add_argument(
+        "--threads", "-t", type=int, default=0, help="decode threads (0 = physical cores)"
+    )
+    parser.add_argument(
+        "--threads-batch", type=int, default=0, help="prompt threads (0 = same as --threads)"
+    )
+    parser.add_argument("--batch", type=int, default=512, help="n_batch: tokens per decode step")
+    parser.add_argument("--ubatch", type=int, default=512, help="n_ubatch: physical batch")
+    parser.add_argument("--cache-type-k", default="f16", help="K cache type (f16, q8_0, ...)")
+    parser.add_argument("--cache-type-v", default="f16", help="V cache type (f16, q8_0, ...)")
+    parser.add_argument(
+        "--flash-attn", choices=[f.value for f in FlashAttention], default=FlashAttention.AUTO.value
+    )
+    parser.add_argument("--no-mmap", action="store_true", help="read the file into memory")
+    parser.add_argument("--mlock", action="store_true", help="keep the model locked in RAM")
+    parser.add_argument(
+        "--max-queue", type=int, default=64, help="requests that may wait for a slot before 503"
+    )
+    parser.add_argument(
+        "--api-key",
+        action="append",
+        default=[],
+        help=f"require this key (repeatable; also ${API_KEY_ENV})",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        help="allow browser pages from this origin (repeatable)",
+    )
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions:
+    keys = [k for k in args.api_key if k]
+    if os.environ.get(API_KEY_ENV):
+        keys.append(os.environ[API_KEY_ENV])
+    if os.environ.get(WORKER_TOKEN_ENV):
+        keys.append(os.environ[WORKER_TOKEN_ENV])
+    load = LoadConfig(
+        model_path=args.model.expanduser(),
+        n_ctx=args.ctx,
+        n_parallel=args.parallel,
+        n_gpu_layers=args.n_gpu_layers,
+        n_threads=args.threads,
+        n_threads_batch=args.threads_batch,
+        n_batch=args.batch,
+        n_ubatch=args.ubatch,
+        flash_attention=FlashAttention(args.flash_attn),
+        cache_type_k=args.cache_type_k,
+        cache_type_v=args.cache_type_v,
+        use_mmap=not args.no_mmap,
+        use_mlock=args.mlock,
+        max_queue=args.max_queue,
+    )
+    return ServeOptions(
+        load=load,
+        host=args.host,
+        port=args.port,
+        api_keys=tuple(keys),
+        cors_origins=tuple(args.cors_origin),
+        parent_pid=args.parent_pid,
+        announce=worker,
+    )
+
+
+def validate_options(options: ServeOptions) -> list[str]:
+    """Problems that must stop the server before it binds anything."""
+    problems = []
+    if not options.loopback and not options.api_keys:
+        problems.append(
+            f"Refusing to listen on {options.host} without an API key: anyone on the network "
+            f"could use the model. Pass --api-key KEY (or set {API_KEY_ENV})."
+        )
+    load = options.load
+    if load.n_ctx < 16:
+        problems.append("--ctx must be at least 16 tokens.")
+    if not 1 <= load.n_parallel <= 64:
+        problems.append("--parallel must be between 1 and 64.")
+    if load.n_batch < 1 or load.n_ubatch < 1:
+        problems.append("--batch and --ubatch must be positive.")
+    if not 0 <= options.port <= 65535:
+        problems.append("--port must be between 0 and 65535.")
+    return problems

@@ -1,0 +1,130 @@
+"""Running the worker: bind, announce, load the model in the background, serve.
+
+The socket is bound before the model loads so that the supervisor (or a user's curl)
+can watch ``/health`` report load progress instead of getting connection refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+
+import uvicorn
+
+from hearth.core.errors import HearthError
+from hearth.engine.engine import Engine
+from hearth.server.app import create_app
+from hearth.server.options import ServeOptions, validate_options
+from hearth.server.security import AccessPolicy
+
+log = logging.getLogger(__name__)
+
+_PARENT_POLL_S = 1.0
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+def _announce(host: str, port: int) -> None:
+    """The one line on stdout the supervisor waits for (logs go to stderr)."""
+    sys.stdout.write(json.dumps({"event": "listening", "host": host, "port": port}) + "\n")
+    sys.stdout.flush()
+
+
+def _parent_alive(pid: int) -> bool:
+    if os.getppid() != pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def run_server(options: ServeOptions) -> int:
+    problems = validate_options(options)
+    if problems:
+        for problem in problems:
+            log.error("%s", problem)
+        return 2
+    try:
+        sock = bind_socket(options.host, options.port)
+    except OSError as exc:
+        log.error(
+            "Cannot listen on %s:%s: %s. Is another server using this port? "
+            "Pick another with --port.",
+            options.host,
+            options.port,
+            exc.strerror,
+        )
+        return 1
+    port = sock.getsockname()[1]
+    engine = Engine()
+    policy = AccessPolicy(keys=options.api_keys, loopback_only=options.loopback)
+    app = create_app(engine, policy, cors_origins=options.cors_origins)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+        log_config=None,
+    )
+    server = uvicorn.Server(config)
+    load_failed = threading.Event()
+
+    def load() -> None:
+        try:
+            info = engine.load(options.load)
+        except HearthError as exc:
+            log.error("Model load failed: %s", exc.message)
+            load_failed.set()
+            if not options.announce:  # headless: nothing to serve, so stop
+                server.should_exit = True
+            return
+        log.info(
+            "Model %s ready (%d slots x %d tokens) on http://%s:%d/v1",
+            info.id,
+            info.n_slots,
+            info.n_ctx_per_slot,
+            options.host,
+            port,
+        )
+
+    def watch_parent(pid: int) -> None:
+        while not server.should_exit:
+            if not _parent_alive(pid):
+                log.warning("parent process %d is gone; shutting down", pid)
+                server.should_exit = True
+                return
+            time.sleep(_PARENT_POLL_S)
+
+    if options.announce:
+        _announce(options.host, port)
+    log.info("Listening on http://%s:%d; loading %s", options.host, port, options.load.model_path)
+    threading.Thread(target=load, name="hearth-load", daemon=True).start()
+    if options.parent_pid:
+        threading.Thread(
+            target=watch_parent, args=(options.parent_pid,), name="hearth-parent", daemon=True
+        ).start()
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        engine.cancel_load()
+        with contextlib.suppress(Exception):
+            engine.unload()
+        sock.close()
+    return 1 if load_failed.is_set() and not options.announce else 0

@@ -1,0 +1,77 @@
+"""Shared pytest fixtures for Hearth's tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# Qt must not look for a display in tests; set before anything imports PySide6.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Make `import gguf_factory` work from every test folder, with or without __init__.py.
+_TESTS_DIR = str(Path(__file__).parent)
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
+
+import gguf_factory  # noqa: E402
+
+# --------------------------------------------------------------------------- test models
+# Written once per session (a few MB each) and shared read-only; copy one before altering.
+
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Session directory that holds the synthesized models."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_f16(tiny_models_dir: Path) -> Path:
+    """Tiny llama model, F16 weights, seed 0."""
+    return gguf_factory.write_tiny_llama(tiny_models_dir / "hearth-tiny-F16.gguf")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_q8(tiny_models_dir: Path, tiny_model_f16: Path) -> Path:
+    """The F16 model quantized to Q8_0 by llama.cpp."""
+    return gguf_factory.quantize(tiny_model_f16, tiny_models_dir / "hearth-tiny-Q8_0.gguf", "Q8_0")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_q4km(tiny_models_dir: Path, tiny_model_f16: Path) -> Path:
+    """The F16 model quantized to Q4_K_M by llama.cpp."""
+    return gguf_factory.quantize(
+        tiny_model_f16, tiny_models_dir / "hearth-tiny-Q4_K_M.gguf", "Q4_K_M"
+    )
+
+
+# --------------------------------------------------------------------------- isolation
+# No test may touch the real user's data or settings.
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point HEARTH_DATA_DIR / HEARTH_CONFIG_DIR at fresh per-test folders."""
+    data_dir = tmp_path / "hearth-data"
+    config_dir = tmp_path / "hearth-config"
+    data_dir.mkdir()
+    config_dir.mkdir()
+    monkeypatch.setenv("HEARTH_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("HEARTH_CONFIG_DIR", str(config_dir))
+
+
+# --------------------------------------------------------------------------- servers
+# A real `hearth serve` subprocess on 127.0.0.1, shared by the API tests.
+
+
+@pytest.fixture(scope="session")
+def serve_q8(tiny_model_q8: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``hearth serve`` on the Q8_0 tiny model: 4 slots x 512 tokens, no API key."""
+    from server_process import start_serve
+
+    server = start_serve(tiny_model_q8, tmp_path_factory.mktemp("serve-logs"))
+    yield server
+    server.stop()

@@ -1,0 +1,298 @@
+"""Tiny, reproducible GGUF models for tests.
+
+Tests need real files that real llama.cpp loads, tokenizes and samples from, but they
+must run offline and in seconds. So we synthesize a small llama-architecture model with
+random weights, a byte-fallback SentencePiece vocabulary (any UTF-8 text round-trips),
+a ChatML template and FIM tokens, and quantize it with llama.cpp itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import gguf
+import numpy as np
+
+# --------------------------------------------------------------------------- vocabulary
+
+UNK_ID = 0
+BOS_ID = 1
+EOS_ID = 2
+BYTE_BASE_ID = 3  # <0x00> .. <0xFF> occupy ids 3..258
+IM_START_ID = 259
+IM_END_ID = 260
+FIM_PRE_ID = 261
+FIM_SUF_ID = 262
+FIM_MID_ID = 263
+FIRST_NORMAL_ID = 264
+
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+FIM_PRE = "<|fim_prefix|>"
+FIM_SUF = "<|fim_suffix|>"
+FIM_MID = "<|fim_middle|>"
+
+# ChatML, as Qwen-style models ship it; bos_token first so llama.cpp's add_bos and the
+# template agree on exactly one BOS.
+CHATML_TEMPLATE = (
+    "{{ bos_token }}"
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+_WORDS = [
+    "the", "a", "an", "to", "and", "of", "is", "in", "it", "you", "that", "this", "for",
+    "on", "with", "as", "are", "be", "was", "not", "hello", "world", "Hello", "World",
+    "def", "return", "print", "import", "class", "if", "else", "while", "user",
+    "assistant", "system", "model", "test", "chat", "token", "code", "text", "yes", "no",
+]  # fmt: skip
+_SUBWORDS = [
+    "th", "he", "in", "er", "an", "re", "on", "at", "en", "nd", "es", "ed", "ing", "ll",
+    "lo", "or", "ou", "it", "is", "st",
+]  # fmt: skip
+_PUNCT = list(".,!?'\"-:;()[]{}<>/=+*_#@%&|~`$^\\")
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """A SentencePiece-style vocabulary: parallel lists of pieces, scores and types."""
+
+    tokens: list[str]
+    scores: list[float]
+    types: list[int]
+
+
+def build_vocab() -> Vocab:
+    """Build the fixed test vocabulary; special ids are constants above, never shifted."""
+    tt = gguf.TokenType
+    tokens = ["<unk>", "<s>", "</s>"]
+    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL]
+    tokens += [f"<0x{b:02X}>" for b in range(256)]
+    types += [tt.BYTE] * 256
+    tokens += [IM_START, IM_END, FIM_PRE, FIM_SUF, FIM_MID]
+    types += [tt.CONTROL] * 5
+    assert len(tokens) == FIRST_NORMAL_ID
+    scores = [0.0] * len(tokens)
+
+    # SPM merges two adjacent pieces only if their concatenation is in the vocab, so
+    # every word comes with all of its prefixes to give the merges a path.
+    normal: list[str] = ["\u2581"]
+    normal += [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    normal += [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    normal += [str(d) for d in range(10)] + _PUNCT
+    for word in _WORDS:
+        piece = "\u2581" + word
+        normal += [piece[:i] for i in range(2, len(piece) + 1)]
+    for sub in _SUBWORDS:
+        normal += [sub[:i] for i in range(2, len(sub) + 1)]
+    seen = set(tokens)
+    for piece in normal:
+        if piece not in seen:
+            seen.add(piece)
+            tokens.append(piece)
+            types.append(tt.NORMAL)
+            scores.append(-float(len(scores) - FIRST_NORMAL_ID))
+    return Vocab(tokens=tokens, scores=scores, types=[int(t) for t in types])
+
+
+VOCAB = build_vocab()
+N_VOCAB = len(VOCAB.tokens)
+
+# --------------------------------------------------------------------------- model
+
+FILE_TYPES: dict[str, int] = {
+    "F32": int(gguf.LlamaFileType.ALL_F32),
+    "F16": int(gguf.LlamaFileType.MOSTLY_F16),
+    "Q8_0": int(gguf.LlamaFileType.MOSTLY_Q8_0),
+    "Q4_K_M": int(gguf.LlamaFileType.MOSTLY_Q4_K_M),
+}
+
+
+@dataclass(frozen=True)
+class TinyLlamaSpec:
+    """Model shape. Row lengths (n_embd, n_ff) are multiples of 256 so k-quants apply."""
+
+    n_embd: int = 256
+    n_ff: int = 512
+    n_layer: int = 2
+    n_head: int = 4
+    n_head_kv: int = 2
+    context_length: int = 2048
+    rope_freq_base: float = 10000.0
+    rms_eps: float = 1e-5
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+
+def _tensor_shapes(spec: TinyLlamaSpec) -> dict[str, tuple[int, ...]]:
+    """numpy shapes (row-major, i.e. ggml ne reversed) for the llama tensor names."""
+    t = gguf.MODEL_TENSOR
+
+    def name(kind: gguf.MODEL_TENSOR, bid: int = 0) -> str:
+        return gguf.TENSOR_NAMES[kind].format(bid=bid) + ".weight"
+
+    d, ff, kv = spec.n_embd, spec.n_ff, spec.n_head_kv * spec.head_dim
+    shapes: dict[str, tuple[int, ...]] = {
+        name(t.TOKEN_EMBD): (N_VOCAB, d),
+        name(t.OUTPUT_NORM): (d,),
+        name(t.OUTPUT): (N_VOCAB, d),
+    }
+    per_layer: dict[gguf.MODEL_TENSOR, tuple[int, ...]] = {
+        t.ATTN_NORM: (d,),
+        t.ATTN_Q: (d, d),
+        t.ATTN_K: (kv, d),
+        t.ATTN_V: (kv, d),
+        t.ATTN_OUT: (d, d),
+        t.FFN_NORM: (d,),
+        t.FFN_GATE: (ff, d),
+        t.FFN_UP: (ff, d),
+        t.FFN_DOWN: (d, ff),
+    }
+    for bid in range(spec.n_layer):
+        for kind, shape in per_layer.items():
+            shapes[name(kind, bid)] = shape
+    return shapes
+
+
+def _quiet_rows() -> np.ndarray:
+    """Output rows to zero for plain_output: every token but normal pieces and <0x0A>."""
+    quiet = np.array(VOCAB.types) != gguf.TokenType.NORMAL
+    quiet[BYTE_BASE_ID + ord("\n")] = False
+    return quiet
+
+
+def write_tiny_llama(
+    path: Path,
+    *,
+    seed: int = 0,
+    dtype: Literal["F32", "F16"] = "F16",
+    spec: TinyLlamaSpec | None = None,
+    name: str = "Hearth Tiny Test",
+    chat_template: str | None = CHATML_TEMPLATE,
+    plain_output: bool = True,
+) -> Path:
+    """Write a tiny llama GGUF with seeded random weights; same arguments, same bytes.
+
+    With ``plain_output`` the output rows of control tokens (</s>, <|im_end|>, ...) and
+    byte tokens (but newline) are zero, so their logits are 0 while the best of the ~240
+    normal pieces is positive: greedy decoding never stops early and emits only printable
+    ASCII and newlines, so tests of streaming and max_tokens get exact lengths. Use
+    logit_bias to force an end or a byte token where a test needs one.
+    """
+    spec = spec or TinyLlamaSpec()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    wtype = np.float16 if dtype == "F16" else np.float32
+
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.LLAMA])
+    w.add_type(gguf.GGUFType.MODEL)
+    w.add_name(name)
+    w.add_file_type(FILE_TYPES[dtype])
+    w.add_vocab_size(N_VOCAB)
+    w.add_context_length(spec.context_length)
+    w.add_embedding_length(spec.n_embd)
+    w.add_feed_forward_length(spec.n_ff)
+    w.add_block_count(spec.n_layer)
+    w.add_head_count(spec.n_head)
+    w.add_head_count_kv(spec.n_head_kv)
+    w.add_rope_dimension_count(spec.head_dim)
+    w.add_rope_freq_base(spec.rope_freq_base)
+    w.add_layer_norm_rms_eps(spec.rms_eps)
+
+    w.add_tokenizer_model("llama")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(VOCAB.tokens)
+    w.add_token_scores(VOCAB.scores)
+    w.add_token_types(VOCAB.types)
+    w.add_bos_token_id(BOS_ID)
+    w.add_eos_token_id(EOS_ID)
+    w.add_unk_token_id(UNK_ID)
+    w.add_eot_token_id(IM_END_ID)
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    w.add_uint32(gguf.Keys.Tokenizer.FIM_PRE_ID, FIM_PRE_ID)
+    w.add_uint32(gguf.Keys.Tokenizer.FIM_SUF_ID, FIM_SUF_ID)
+    w.add_uint32(gguf.Keys.Tokenizer.FIM_MID_ID, FIM_MID_ID)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
+
+    output_name = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.OUTPUT] + ".weight"
+    for tname, shape in _tensor_shapes(spec).items():
+        if len(shape) == 1:  # norms stay F32 in every llama.cpp file type
+            w.add_tensor(tname, np.ones(shape, dtype=np.float32))
+            continue
+        data = rng.standard_normal(shape, dtype=np.float32) * 0.05
+        if tname == output_name and plain_output:
+            data[_quiet_rows()] = 0.0
+        w.add_tensor(tname, data.astype(wtype))
+
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+# --------------------------------------------------------------------------- quantize
+
+
+class QuantizeError(RuntimeError):
+    """llama_model_quantize returned a non-zero status."""
+
+
+def quantize(src: Path, dst: Path, ftype: str, *, nthread: int = 0) -> Path:
+    """Quantize ``src`` to ``dst`` with llama.cpp's own quantizer ("Q8_0", "Q4_K_M")."""
+    import llama_cpp  # lazy: keeps this module importable where llama_cpp is not
+
+    ftypes = {
+        "Q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0,
+        "Q4_K_M": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M,
+    }
+    if ftype not in ftypes:
+        raise ValueError(f"unsupported ftype {ftype!r}; expected one of {sorted(ftypes)}")
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = ftypes[ftype]
+    params.nthread = nthread
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
+    if rc != 0:
+        raise QuantizeError(f"llama_model_quantize({src} -> {dst}, {ftype}) returned {rc}")
+    return dst
+
+
+# --------------------------------------------------------------------------- corrupt files
+
+CorruptKind = Literal["truncated", "bad_magic", "header_only"]
+
+
+def write_corrupt_gguf(path: Path, kind: CorruptKind = "truncated") -> Path:
+    """Write a broken GGUF, the way interrupted downloads and wrong files look.
+
+    truncated: a valid tiny model cut in the middle of its tensor data.
+    bad_magic: not a GGUF at all.
+    header_only: a GGUF header promising metadata and tensors, then end of file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "truncated":
+        write_tiny_llama(path)
+        size = path.stat().st_size
+        with path.open("r+b") as f:
+            f.truncate(size // 2)
+    elif kind == "bad_magic":
+        path.write_bytes(b"NOTGGUF!" + bytes(range(256)) * 16)
+    elif kind == "header_only":
+        path.write_bytes(struct.pack("<IIQQ", gguf.GGUF_MAGIC, gguf.GGUF_VERSION, 3, 5))
+    else:
+        raise ValueError(f"unknown corruption kind {kind!r}")
+    return path

@@ -1,0 +1,226 @@
+"""The official openai client against a real ``hearth serve`` subprocess."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import llama_cpp
+import openai
+import pytest
+
+EOG_BIAS = {"2": -100.0, "260": -100.0}  # </s> and <|im_end|>: keep generating
+
+
+@pytest.fixture
+def client(serve_q8):
+    return openai.OpenAI(base_url=f"{serve_q8.base_url}/v1", api_key="unused", max_retries=0)
+
+
+def test_models_list_names_the_loaded_file(client):
+    models = client.models.list().data
+    assert [m.id for m in models] == ["hearth-tiny-Q8_0"]
+    assert client.models.retrieve("hearth-tiny-Q8_0").id == "hearth-tiny-Q8_0"
+
+
+def test_chat_completion_non_streaming(client):
+    response = client.chat.completions.create(
+        model="hearth-tiny-Q8_0",
+        messages=[{"role": "user", "content": "Say hello"}],
+        max_tokens=12,
+        temperature=0,
+    )
+    choice = response.choices[0]
+    assert choice.message.role == "assistant"
+    assert isinstance(choice.message.content, str)
+    assert choice.finish_reason in ("stop", "length")
+    assert response.usage.prompt_tokens > 5
+    assert 0 < response.usage.completion_tokens <= 12
+    assert response.usage.total_tokens == (
+        response.usage.prompt_tokens + response.usage.completion_tokens
+    )
+
+
+def test_chat_streaming_with_include_usage(client):
+    stream = client.chat.completions.create(
+        model="hearth-tiny-Q8_0",
+        messages=[{"role": "user", "content": "Stream please"}],
+        max_tokens=16,
+        temperature=0,
+        logit_bias=EOG_BIAS,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    content_chunks = [c for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(content_chunks) >= 2  # really streamed, not one blob
+    finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert len(finals) == 1 and finals[0].choices[0].finish_reason == "length"
+    last = chunks[-1]
+    assert last.choices == []
+    assert last.usage.completion_tokens == 16
+    assert len({c.id for c in chunks}) == 1
+
+
+def test_streamed_text_equals_non_streamed_text(client):
+    kwargs = dict(
+        model="hearth-tiny-Q8_0",
+        messages=[{"role": "user", "content": "Same either way"}],
+        max_tokens=20,
+        temperature=0,
+    )
+    whole = client.chat.completions.create(**kwargs).choices[0].message.content
+    streamed = "".join(
+        c.choices[0].delta.content or ""
+        for c in client.chat.completions.create(stream=True, **kwargs)
+        if c.choices
+    )
+    assert streamed == whole
+
+
+def test_completions_streaming_and_not(client):
+    response = client.completions.create(
+        model="hearth-tiny-Q8_0",
+        prompt="Once upon a time",
+        max_tokens=8,
+        temperature=0,
+        logit_bias=EOG_BIAS,
+    )
+    assert response.object == "text_completion"
+    assert response.choices[0].finish_reason == "length"
+    assert response.usage.completion_tokens == 8
+    streamed = list(
+        client.completions.create(
+            model="hearth-tiny-Q8_0",
+            prompt="Once upon a time",
+            max_tokens=8,
+            temperature=0,
+            logit_bias=EOG_BIAS,
+            stream=True,
+        )
+    )
+    assert "".join(c.choices[0].text for c in streamed if c.choices) == response.choices[0].text
+    assert streamed[-1].choices[0].finish_reason == "length"
+
+
+def test_max_tokens_gives_length(client):
+    response = client.chat.completions.create(
+        model="hearth-tiny-Q8_0",
+        messages=[{"role": "user", "content": "Go on"}],
+        max_tokens=5,
+        logit_bias=EOG_BIAS,
+    )
+    assert response.choices[0].finish_reason == "length"
+    assert response.usage.completion_tokens == 5
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_stop_string_cuts_output_and_is_not_emitted(client, stream):
+    base = dict(
+        model="hearth-tiny-Q8_0",
+        prompt="The quick brown fox",
+        temperature=0,
+        max_tokens=40,
+        logit_bias=EOG_BIAS,
+    )
+    full = client.completions.create(**base).choices[0].text
+    visible = full.replace("\ufffd", "")
+    assert len(visible) > 12
+    stop = visible[8:11]
+    expected = full[: full.index(stop)]
+    if stream:
+        chunks = list(client.completions.create(stop=[stop], stream=True, **base))
+        text = "".join(c.choices[0].text for c in chunks if c.choices)
+        reason = [c.choices[0].finish_reason for c in chunks if c.choices][-1]
+    else:
+        choice = client.completions.create(stop=[stop], **base).choices[0]
+        text, reason = choice.text, choice.finish_reason
+    assert text == expected
+    assert stop not in text
+    assert reason == "stop"
+
+
+def test_greedy_output_equals_llama_cpp_python(serve_q8, tiny_model_q8, client):
+    prompt = "Hearth runs models locally"
+    hearth = (
+        client.completions.create(
+            model="hearth-tiny-Q8_0", prompt=prompt, max_tokens=24, temperature=0
+        )
+        .choices[0]
+        .text
+    )
+    llm = llama_cpp.Llama(model_path=str(tiny_model_q8), n_ctx=512, verbose=False, seed=1)
+    reference = llm.create_completion(prompt, max_tokens=24, temperature=0)
+    # llama-cpp-python drops invalid UTF-8 bytes; Hearth shows them as U+FFFD.
+    assert hearth.replace("\ufffd", "") == reference["choices"][0]["text"]
+    assert len(reference["choices"][0]["text"]) > 0
+
+
+def test_greedy_chat_equals_llama_cpp_python(tiny_model_q8, client):
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Name a colour."},
+    ]
+    hearth = (
+        client.chat.completions.create(
+            model="hearth-tiny-Q8_0", messages=messages, max_tokens=20, temperature=0
+        )
+        .choices[0]
+        .message.content
+    )
+    llm = llama_cpp.Llama(model_path=str(tiny_model_q8), n_ctx=512, verbose=False)
+    reference = llm.create_chat_completion(messages=messages, max_tokens=20, temperature=0)
+    assert hearth.replace("\ufffd", "") == reference["choices"][0]["message"]["content"]
+
+
+def test_four_concurrent_streams_all_complete(client, serve_q8):
+    results: dict[int, tuple[str, str | None]] = {}
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            text, reason = "", None
+            for chunk in client.chat.completions.create(
+                model="hearth-tiny-Q8_0",
+                messages=[{"role": "user", "content": f"Request number {i}"}],
+                max_tokens=48,
+                logit_bias=EOG_BIAS,
+                seed=i,
+                stream=True,
+            ):
+                if chunk.choices:
+                    text += chunk.choices[0].delta.content or ""
+                    reason = chunk.choices[0].finish_reason or reason
+            results[i] = (text, reason)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    assert sorted(results) == [0, 1, 2, 3]
+    assert all(reason == "length" for _, reason in results.values())
+    status = httpx.get(f"{serve_q8.base_url}/hearth/v1/status").json()
+    assert status["queue_depth"] == 0
+    assert len(status["slots"]) == 4
+    assert not any(slot["busy"] for slot in status["slots"])
+
+
+def test_second_turn_reuses_the_prompt_cache(client):
+    messages = [{"role": "user", "content": "A long first message " * 8}]
+    first = client.chat.completions.create(
+        model="hearth-tiny-Q8_0", messages=messages, max_tokens=8, temperature=0
+    )
+    messages += [
+        {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": "And again"},
+    ]
+    second = client.chat.completions.create(
+        model="hearth-tiny-Q8_0", messages=messages, max_tokens=8, temperature=0
+    )
+    cached = second.usage.prompt_tokens_details.cached_tokens
+    assert cached >= first.usage.prompt_tokens - 1

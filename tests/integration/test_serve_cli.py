@@ -1,0 +1,122 @@
+"""``hearth serve`` as a user runs it: keys, refusals, bad files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+
+from server_process import start_serve
+
+
+def test_api_key_required_when_given(tiny_model_q8, tmp_path):
+    server = start_serve(tiny_model_q8, tmp_path, api_key="sekret", parallel=1)
+    try:
+        url = server.base_url
+        assert httpx.get(f"{url}/health").status_code == 200  # health stays public
+        denied = httpx.get(f"{url}/v1/models")
+        assert denied.status_code == 401
+        assert denied.json()["error"]["code"] == "invalid_api_key"
+        wrong = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        ok = httpx.get(f"{url}/v1/models", headers=server.headers())
+        assert ok.status_code == 200
+        assert "sekret" not in server.log_text()
+    finally:
+        server.stop()
+
+
+def test_refuses_lan_without_key(tiny_model_q8):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hearth",
+            "serve",
+            "--model",
+            str(tiny_model_q8),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "--api-key" in result.stderr
+
+
+def test_corrupt_model_exits_with_clear_message(tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"this is not a model")
+    result = subprocess.run(
+        [sys.executable, "-m", "hearth", "serve", "--model", str(bad), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "not a GGUF model file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_truncated_gguf_is_a_clear_error(tmp_path, tiny_model_q8):
+    bad = tmp_path / "truncated.gguf"
+    bad.write_bytes(tiny_model_q8.read_bytes()[:50_000])
+    result = subprocess.run(
+        [sys.executable, "-m", "hearth", "serve", "--model", str(bad), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "could not load truncated.gguf" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_worker_announces_port_and_reports_load_progress(tiny_model_q8):
+    import json
+    import os
+    import time
+
+    env = dict(os.environ, HEARTH_WORKER_TOKEN="tok")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hearth",
+            "--worker",
+            "--model",
+            str(tiny_model_q8),
+            "--ctx",
+            "256",
+            "--parallel",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    try:
+        line = json.loads(process.stdout.readline())
+        assert line["event"] == "listening" and line["port"] > 0
+        url = f"http://127.0.0.1:{line['port']}"
+        deadline = time.monotonic() + 60
+        seen = set()
+        while time.monotonic() < deadline:
+            body = httpx.get(f"{url}/health").json()
+            seen.add(body["status"])
+            if body["status"] == "ok":
+                break
+            time.sleep(0.02)
+        assert "ok" in seen
+        assert httpx.get(f"{url}/v1/models").status_code == 401
+        models = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer tok"})
+        assert models.json()["data"][0]["id"] == "hearth-tiny-Q8_0"
+    finally:
+        process.terminate()
+        assert process.wait(timeout=15) == 0
