@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import gguf
@@ -20,33 +19,8 @@ llama_cpp = pytest.importorskip("llama_cpp")
 MODEL_FIXTURES = ["tiny_model_f16", "tiny_model_q8", "tiny_model_q4km"]
 
 
-@contextmanager
-def _no_extra_buffer_types() -> Iterator[None]:
-    """Load with use_extra_bufts=False: no AMX / repacked weight buffers.
-
-    The vendored llama.cpp miscompiles its AMX tile config (upstream PR #26954), so on
-    AMX CPUs any quantized matmul dies with SIGILL. These tests check the files, not
-    that bug (see test_default_params_generate_on_quantized), so they sidestep it.
-    Llama() has no argument for this, hence the scoped patch of the default params.
-    """
-    low = llama_cpp.llama_cpp
-    original = low.llama_model_default_params
-
-    def patched() -> llama_cpp.llama_model_params:
-        params = original()
-        params.use_extra_bufts = False
-        return params
-
-    low.llama_model_default_params = patched
-    try:
-        yield
-    finally:
-        low.llama_model_default_params = original
-
-
 def load(path: Path, **kwargs: object) -> llama_cpp.Llama:
-    with _no_extra_buffer_types():
-        return llama_cpp.Llama(model_path=str(path), n_ctx=256, verbose=False, **kwargs)
+    return llama_cpp.Llama(model_path=str(path), n_ctx=256, verbose=False, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +164,11 @@ print(llm.create_completion("hello", max_tokens=4, temperature=0.0)["usage"])
 
 
 def test_default_params_generate_on_quantized(tiny_model_q4km: Path) -> None:
-    """Canary for the llama.cpp AMX crash, in a subprocess so it can't take pytest down."""
+    """Canary for llama.cpp's AMX crash (SIGILL on quantized matmuls on some machines).
+
+    scripts/bootstrap builds without AMX; a subprocess keeps a regression from taking
+    pytest down with it.
+    """
     proc = subprocess.run(
         [sys.executable, "-c", _GENERATE_WITH_DEFAULTS, str(tiny_model_q4km)],
         capture_output=True,
@@ -198,8 +176,7 @@ def test_default_params_generate_on_quantized(tiny_model_q4km: Path) -> None:
         timeout=60,
         check=False,
     )
-    if proc.returncode == -signal.SIGILL:
-        pytest.xfail("SIGILL in llama.cpp's AMX kernels; set use_extra_bufts=False or rebuild")
+    assert proc.returncode != -signal.SIGILL, "llama.cpp was built with AMX: see bootstrap"
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 

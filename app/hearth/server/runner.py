@@ -15,6 +15,7 @@ import socket
 import sys
 import threading
 import time
+from types import FrameType
 
 import uvicorn
 
@@ -27,6 +28,20 @@ from hearth.server.security import AccessPolicy
 log = logging.getLogger(__name__)
 
 _PARENT_POLL_S = 1.0
+
+
+class _GracefulServer(uvicorn.Server):
+    """Stop with status 0 after SIGTERM/SIGINT, once the engine has been unloaded.
+
+    uvicorn re-raises the caught signal after shutting down, which would kill the
+    process before the model is freed and make every clean stop look like a crash.
+    """
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        captured = getattr(self, "_captured_signals", None)
+        if isinstance(captured, list):
+            captured.clear()
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -83,7 +98,7 @@ def run_server(options: ServeOptions) -> int:
         timeout_graceful_shutdown=3,
         log_config=None,
     )
-    server = uvicorn.Server(config)
+    server = _GracefulServer(config)
     load_failed = threading.Event()
 
     def load() -> None:

@@ -1,0 +1,206 @@
+"""Supervisor + WorkerClient against the real worker subprocess (`hearth --worker`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+import pytest
+
+import gguf_factory
+from hearth.supervisor import (
+    LoadOptions,
+    ModelLoadError,
+    StartTimeoutError,
+    Supervisor,
+    SupervisorError,
+    WorkerClient,
+    WorkerError,
+    WorkerStartError,
+    WorkerState,
+    WorkerStatus,
+    worker_command,
+)
+
+T = TypeVar("T")
+
+TINY = LoadOptions(n_ctx=512, n_parallel=2)
+
+
+def run(coro: Coroutine[Any, Any, T], timeout: float = 120.0) -> T:
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _assert_no_workers() -> None:
+    for child in psutil.Process().children(recursive=True):
+        try:
+            alive = child.status() != psutil.STATUS_ZOMBIE
+            assert not (alive and "--worker" in child.cmdline()), child
+        except psutil.NoSuchProcess:
+            pass
+
+
+def test_worker_command_dev_and_packaged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HEARTH_PACKAGED", raising=False)
+    assert worker_command(["--x"]) == [sys.executable, "-m", "hearth", "--worker", "--x"]
+    monkeypatch.setenv("HEARTH_PACKAGED", "1")
+    assert worker_command(["--x"]) == [sys.executable, "--worker", "--x"]
+    monkeypatch.delenv("HEARTH_PACKAGED")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert worker_command([]) == [sys.executable, "--worker"]
+
+
+def test_missing_model_fails_fast_with_clear_error(tmp_path: Path) -> None:
+    statuses: list[WorkerStatus] = []
+    missing = tmp_path / "no-such-model.gguf"
+
+    async def scenario() -> None:
+        sup = Supervisor(on_status=statuses.append, log_dir=tmp_path / "logs")
+        started = time.monotonic()
+        with pytest.raises(SupervisorError) as info:
+            await sup.start(missing, TINY)
+        assert time.monotonic() - started < 60
+        assert isinstance(info.value, WorkerStartError | ModelLoadError)
+        assert "no-such-model.gguf" in str(info.value)
+        assert sup.status.state is WorkerState.ERROR
+        assert sup.status.message == str(info.value)
+        assert sup.process is None and sup.client is None
+
+    run(scenario())
+    assert statuses[0].state is WorkerState.STARTING
+    assert statuses[-1].state is WorkerState.ERROR
+    _assert_no_workers()
+
+
+@pytest.mark.parametrize("kind", ["bad_magic", "truncated"])
+def test_corrupt_model_reports_load_error(tmp_path: Path, kind: str) -> None:
+    corrupt = gguf_factory.write_corrupt_gguf(tmp_path / f"{kind}.gguf", kind)  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        sup = Supervisor(log_dir=tmp_path / "logs")
+        with pytest.raises(SupervisorError) as info:
+            await sup.start(corrupt, TINY)
+        message = str(info.value)
+        assert message.strip()
+        assert "Traceback" not in message.splitlines()[0]
+        assert sup.status.state is WorkerState.ERROR
+        assert sup.process is None
+
+    run(scenario())
+    _assert_no_workers()
+
+
+def test_start_timeout_is_an_error_not_a_hang(tmp_path: Path, tiny_model_q8: Path) -> None:
+    async def scenario() -> None:
+        sup = Supervisor(log_dir=tmp_path / "logs", start_timeout=0.05)
+        with pytest.raises(StartTimeoutError, match=r"did not get .* ready within"):
+            await sup.start(tiny_model_q8, TINY)
+        assert sup.status.state is WorkerState.ERROR
+        assert sup.process is None
+
+    run(scenario())
+    _assert_no_workers()
+
+
+def test_lifecycle_chat_auth_crash_restart_stop(tmp_path: Path, tiny_model_q8: Path) -> None:
+    statuses: list[WorkerStatus] = []
+
+    async def scenario() -> None:
+        sup = Supervisor(on_status=statuses.append, log_dir=tmp_path / "logs")
+        model = await sup.start(tiny_model_q8, TINY)
+        assert sup.ready and sup.model_id == model
+        client = sup.client
+        assert client is not None and sup.process is not None
+        first_pid = sup.process.pid
+        assert first_pid is not None
+        assert (await client.health()).ok
+        assert await client.models() == [model]
+
+        # Streaming works and yields several deltas.
+        deltas = [
+            d
+            async for d in client.stream_chat(
+                [{"role": "user", "content": "hi"}], model=model, max_tokens=24, seed=1
+            )
+        ]
+        assert len(deltas) > 1 and "".join(deltas)
+
+        # The per-launch token is required.
+        async with WorkerClient(client.base_url) as anonymous:
+            with pytest.raises(WorkerError) as info:
+                await anonymous.models()
+            assert info.value.status == 401
+        async with WorkerClient(client.base_url, "wrong") as wrong:
+            with pytest.raises(WorkerError):
+                await wrong.models()
+
+        # An OpenAI error body becomes a typed error carrying the worker's message.
+        with pytest.raises(WorkerError) as info:
+            async for _ in client.stream_chat([], model=model):
+                pass
+        assert info.value.status is not None and 400 <= info.value.status < 500
+        assert info.value.message
+
+        # Cancelling a stream mid-way leaves the worker serving.
+        got: list[str] = []
+        streaming = asyncio.Event()
+
+        async def consume() -> None:
+            async for d in client.stream_chat(
+                [{"role": "user", "content": "go"}], model=model, max_tokens=400
+            ):
+                got.append(d)
+                if len(got) >= 3:
+                    streaming.set()
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.wait_for(streaming.wait(), 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        again = [
+            d
+            async for d in client.stream_chat(
+                [{"role": "user", "content": "again"}], model=model, max_tokens=8
+            )
+        ]
+        assert again
+
+        # A crash is reported with the exit code; restart brings it back.
+        os.kill(first_pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while sup.status.state is not WorkerState.CRASHED:
+            assert time.monotonic() < deadline, sup.status
+            await asyncio.sleep(0.02)
+        assert sup.status.exit_code == -signal.SIGKILL
+        assert "unexpectedly" in (sup.status.message or "")
+        assert await sup.restart() == model
+        assert sup.process is not None and sup.process.pid != first_pid
+        second_pid = sup.process.pid
+        assert second_pid is not None
+
+        await sup.stop()
+        await sup.stop()  # idempotent
+        assert sup.status.state is WorkerState.STOPPED
+        assert _gone(first_pid) and _gone(second_pid)
+
+    run(scenario(), timeout=180)
+    states = [s.state for s in statuses]
+    assert states[0] is WorkerState.STARTING
+    assert WorkerState.READY in states and WorkerState.CRASHED in states
+    assert states[-1] is WorkerState.STOPPED
+    _assert_no_workers()
