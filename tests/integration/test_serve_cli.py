@@ -120,3 +120,23 @@ def test_worker_announces_port_and_reports_load_progress(tiny_model_q8):
     finally:
         process.terminate()
         assert process.wait(timeout=15) == 0
+
+
+def test_queue_full_is_503_with_retry_after(tiny_model_q8, tmp_path):
+    server = start_serve(tiny_model_q8, tmp_path, "--max-queue", "1", parallel=1, ctx=4096)
+    body = {"prompt": "busy", "max_tokens": 4000, "stream": True,
+            "logit_bias": {"2": -100, "260": -100}}
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            with client.stream("POST", "/v1/completions", json=body) as running:
+                lines = running.iter_lines()  # keep a reference: closing it disconnects
+                next(lines)  # the first request now holds the only slot
+                with client.stream("POST", "/v1/completions", json=body) as queued:
+                    assert queued.status_code == 200  # accepted, waiting for the slot
+                    refused = httpx.post(f"{server.base_url}/v1/completions", json=body)
+                    assert refused.status_code == 503
+                    assert refused.headers["retry-after"] == "1"
+                    assert refused.json()["error"]["code"] == "server_busy"
+        assert httpx.get(f"{server.base_url}/health").json()["status"] == "ok"
+    finally:
+        server.stop()

@@ -63,7 +63,8 @@ class Scheduler:
         with self._cond:
             if self._stopping:
                 raise QueueFullError("The model is being unloaded; try again shortly.")
-            if len(self._queue) >= self._max_queue:
+            idle = sum(1 for slot in self._slots if slot.job is None)
+            if len(self._queue) - idle >= self._max_queue:
                 raise QueueFullError(
                     f"All {len(self._slots)} slots are busy and {len(self._queue)} requests "
                     "are already waiting. Retry shortly."
@@ -120,7 +121,7 @@ class Scheduler:
         while self._queue and idle:
             job = self._queue.popleft()
             if job.cancelled.is_set():
-                job.sink(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
                 continue
             slot, _ = pick_slot(idle, job.tokens)
             idle.remove(slot)
@@ -225,7 +226,7 @@ class Scheduler:
         slot.n_generated += 1
         text = slot.stream.feed(self._model.token_bytes(token))
         if text:
-            slot.job.sink(TextDelta(text))
+            slot.job.emit(TextDelta(text))
         max_tokens = slot.job.params.max_tokens
         hit_max = max_tokens is not None and slot.n_generated >= max_tokens
         context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
@@ -245,7 +246,7 @@ class Scheduler:
         if ended_normally and stream is not None and not stream.stopped:
             tail = stream.finish()
             if tail:
-                job.sink(TextDelta(tail))
+                job.emit(TextDelta(tail))
         end = time.perf_counter()
         finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
         if slot.sampler is not None:
@@ -256,7 +257,7 @@ class Scheduler:
         slot.last_used = end
         with self._cond:
             slot.job = None  # free before the client hears, so status is never stale
-        job.sink(finished)
+        job.emit(finished)
 
     def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
         first = slot.first_token_at or end
@@ -292,7 +293,7 @@ class Scheduler:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            job.sink(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+            job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
 
 
 def _empty_usage(job: Job) -> Usage:

@@ -26,6 +26,13 @@ class Job:
     cancelled: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
 
+    def emit(self, event: GenerationEvent) -> None:
+        """Deliver an event; a client whose event loop is gone counts as cancelled."""
+        try:
+            self.sink(event)
+        except RuntimeError:
+            self.cancelled.set()
+
 
 def make_async_sink(
     loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[GenerationEvent]

@@ -1,0 +1,137 @@
+"""The scheduler on real llama.cpp, in-process: batching, queueing, cancel, prefix cache."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from hearth.core.errors import QueueFullError
+from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
+from hearth.core.model_info import LoadConfig
+from hearth.core.sampling import SamplingParams
+from hearth.engine.engine import Engine
+
+NO_EOG = {2: -100.0, 260: -100.0}
+PROMPTS = ["Fire is warm and", "Water runs down the", "Stone is heavy so", "Wind blows over"]
+
+
+def load(model: Path, **overrides: int) -> Engine:
+    engine = Engine()
+    config = dict(n_ctx=512, n_parallel=4, max_queue=2, n_threads=2)
+    config.update(overrides)
+    engine.load(LoadConfig(model_path=model, **config))
+    return engine
+
+
+def greedy(prompt: str, max_tokens: int = 24) -> GenerationRequest:
+    return GenerationRequest(
+        prompt=prompt,
+        params=SamplingParams(temperature=0, max_tokens=max_tokens, logit_bias=NO_EOG),
+    )
+
+
+async def run(engine: Engine, request: GenerationRequest) -> tuple[str, Finished]:
+    parts: list[str] = []
+    async for event in engine.generate(request):
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        else:
+            return "".join(parts), event
+    raise AssertionError("no Finished event")
+
+
+def test_concurrent_greedy_equals_one_at_a_time(tiny_model_q8):
+    sequential = []
+    for prompt in PROMPTS:  # a cold engine per prompt: nothing cached, nothing shared
+        engine = load(tiny_model_q8)
+        try:
+            sequential.append(asyncio.run(run(engine, greedy(prompt)))[0])
+        finally:
+            engine.unload()
+    engine = load(tiny_model_q8)
+    try:
+
+        async def together():
+            return await asyncio.gather(*(run(engine, greedy(p)) for p in PROMPTS))
+
+        concurrent = [text for text, _ in asyncio.run(together())]
+    finally:
+        engine.unload()
+    assert concurrent == sequential
+    assert len(set(sequential)) == 4
+
+
+def test_fifth_request_waits_then_runs_when_one_is_cancelled(tiny_model_q8):
+    engine = load(tiny_model_q8)
+
+    async def scenario():
+        long_request = greedy("busy", max_tokens=400)
+        streams = [await engine.start(long_request) for _ in range(4)]
+        iterators = [aiter(s) for s in streams]
+        for it in iterators:  # all four are decoding
+            assert isinstance(await anext(it), TextDelta)
+        fifth = await engine.start(greedy("the fifth", max_tokens=8))
+        await asyncio.sleep(0.3)
+        status = engine.status()
+        assert status is not None and status.queue_depth == 1
+        assert all(slot.busy for slot in status.slots)
+        streams[0].cancel()
+        text, finished = "", None
+        async for event in fifth:
+            if isinstance(event, TextDelta):
+                text += event.text
+            else:
+                finished = event
+        for stream in streams[1:]:
+            stream.cancel()
+        drained = [e async for e in iterators[0] if isinstance(e, Finished)]
+        return text, finished, drained
+
+    try:
+        text, finished, drained = asyncio.run(scenario())
+    finally:
+        engine.unload()
+    assert finished is not None and finished.reason is FinishReason.LENGTH
+    assert finished.usage.completion_tokens == 8
+    assert text
+    assert drained and drained[0].reason is FinishReason.CANCELLED
+
+
+def test_queue_full_is_refused(tiny_model_q8):
+    engine = load(tiny_model_q8, n_parallel=1, max_queue=1)
+
+    async def scenario():
+        running = await engine.start(greedy("one", max_tokens=300))
+        await anext(aiter(running))
+        queued = await engine.start(greedy("two"))
+        with pytest.raises(QueueFullError):
+            await engine.start(greedy("three"))
+        running.cancel()
+        queued.cancel()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engine.unload()
+
+
+def test_follow_up_turn_uses_cache_and_matches_cold_run(tiny_model_q8):
+    first_turn = "<|im_start|>user\nTell me about fire.<|im_end|>\n<|im_start|>assistant\n"
+    engine = load(tiny_model_q8)
+    try:
+        reply, first = asyncio.run(run(engine, greedy(first_turn)))
+        follow_up = first_turn + reply + "<|im_end|>\n<|im_start|>user\nMore.<|im_end|>\n"
+        warm_text, warm = asyncio.run(run(engine, greedy(follow_up)))
+    finally:
+        engine.unload()
+    cold_engine = load(tiny_model_q8)
+    try:
+        cold_text, cold = asyncio.run(run(cold_engine, greedy(follow_up)))
+    finally:
+        cold_engine.unload()
+    assert first.usage.cached_tokens == 0
+    assert warm.usage.cached_tokens >= first.usage.prompt_tokens
+    assert cold.usage.cached_tokens == 0
+    assert warm_text == cold_text
