@@ -156,8 +156,7 @@ def fresh_client(tiny_model_q8, tmp_path):
 
 
 def _reference(model_path):
-    return llama_cpp.Llama(model_path=str(model_path), n_ctx=512, verbose=False,
-                           flash_attn=True)
+    return llama_cpp.Llama(model_path=str(model_path), n_ctx=512, verbose=False, flash_attn=True)
 
 
 def test_greedy_output_equals_llama_cpp_python(tiny_model_q8, fresh_client):

@@ -124,8 +124,12 @@ def test_worker_announces_port_and_reports_load_progress(tiny_model_q8):
 
 def test_queue_full_is_503_with_retry_after(tiny_model_q8, tmp_path):
     server = start_serve(tiny_model_q8, tmp_path, "--max-queue", "1", parallel=1, ctx=4096)
-    body = {"prompt": "busy", "max_tokens": 4000, "stream": True,
-            "logit_bias": {"2": -100, "260": -100}}
+    body = {
+        "prompt": "busy",
+        "max_tokens": 4000,
+        "stream": True,
+        "logit_bias": {"2": -100, "260": -100},
+    }
     try:
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
             with client.stream("POST", "/v1/completions", json=body) as running:

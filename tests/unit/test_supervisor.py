@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import psutil
 import pytest
 
@@ -204,3 +207,56 @@ def test_lifecycle_chat_auth_crash_restart_stop(tmp_path: Path, tiny_model_q8: P
     assert WorkerState.READY in states and WorkerState.CRASHED in states
     assert states[-1] is WorkerState.STOPPED
     _assert_no_workers()
+
+
+def test_supervisor_package_is_qt_free() -> None:
+    code = "import sys, hearth.supervisor; sys.exit('PySide6' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    assert subprocess.run([sys.executable, "-c", code], env=env, check=False).returncode == 0
+
+
+def _sse(*payloads: str) -> bytes:
+    return "".join(f"data: {p}\n\n" for p in payloads).encode()
+
+
+def _chunk(text: str) -> str:
+    return json.dumps(
+        {"object": "chat.completion.chunk", "choices": [{"delta": {"content": text}}]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "error"),
+    [
+        (_sse(_chunk("a"), _chunk("b"), "[DONE]"), ["a", "b"], None),
+        (
+            _sse(_chunk("a"), json.dumps({"error": {"message": "decode failed", "type": "x"}})),
+            ["a"],
+            "decode failed",
+        ),
+        (_sse(_chunk("a")), ["a"], "without finishing"),
+    ],
+)
+def test_stream_protocol_edges(body: bytes, expected: list[str], error: str | None) -> None:
+    """SSE edge cases the real worker rarely produces: in-stream errors, a cut-off body."""
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("authorization"))
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    async def scenario() -> None:
+        client = WorkerClient("http://w", "tok", transport=httpx.MockTransport(handler))
+        got: list[str] = []
+        try:
+            async for delta in client.stream_chat([{"role": "user", "content": "x"}]):
+                got.append(delta)
+        except WorkerError as exc:
+            assert error is not None and error in exc.message
+        else:
+            assert error is None
+        assert got == expected
+        await client.aclose()
+
+    run(scenario())
+    assert seen == ["Bearer tok"]
