@@ -131,16 +131,18 @@ def test_queue_full_is_503_with_retry_after(tiny_model_q8, tmp_path):
         "logit_bias": {"2": -100, "260": -100},
     }
     try:
-        with httpx.Client(base_url=server.base_url, timeout=30) as client:
-            with client.stream("POST", "/v1/completions", json=body) as running:
-                lines = running.iter_lines()  # keep a reference: closing it disconnects
-                next(lines)  # the first request now holds the only slot
-                with client.stream("POST", "/v1/completions", json=body) as queued:
-                    assert queued.status_code == 200  # accepted, waiting for the slot
-                    refused = httpx.post(f"{server.base_url}/v1/completions", json=body)
-                    assert refused.status_code == 503
-                    assert refused.headers["retry-after"] == "1"
-                    assert refused.json()["error"]["code"] == "server_busy"
+        with (
+            httpx.Client(base_url=server.base_url, timeout=30) as client,
+            client.stream("POST", "/v1/completions", json=body) as running,
+        ):
+            lines = running.iter_lines()  # keep a reference: closing it disconnects
+            next(lines)  # the first request now holds the only slot
+            with client.stream("POST", "/v1/completions", json=body) as queued:
+                assert queued.status_code == 200  # accepted, waiting for the slot
+                refused = httpx.post(f"{server.base_url}/v1/completions", json=body)
+                assert refused.status_code == 503
+                assert refused.headers["retry-after"] == "1"
+                assert refused.json()["error"]["code"] == "server_busy"
         assert httpx.get(f"{server.base_url}/health").json()["status"] == "ok"
     finally:
         server.stop()

@@ -119,8 +119,12 @@ def test_start_timeout_is_an_error_not_a_hang(tmp_path: Path, tiny_model_q8: Pat
     _assert_no_workers()
 
 
-def test_lifecycle_chat_auth_crash_restart_stop(tmp_path: Path, tiny_model_q8: Path) -> None:
+def test_lifecycle_chat_auth_crash_restart_stop(
+    tmp_path: Path, tiny_model_q8: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     statuses: list[WorkerStatus] = []
+    # A user's API key in the GUI's environment must not open the GUI's worker.
+    monkeypatch.setenv("HEARTH_API_KEY", "user-key")
 
     async def scenario() -> None:
         sup = Supervisor(on_status=statuses.append, log_dir=tmp_path / "logs")
@@ -147,9 +151,11 @@ def test_lifecycle_chat_auth_crash_restart_stop(tmp_path: Path, tiny_model_q8: P
             with pytest.raises(WorkerError) as info:
                 await anonymous.models()
             assert info.value.status == 401
-        async with WorkerClient(client.base_url, "wrong") as wrong:
-            with pytest.raises(WorkerError):
-                await wrong.models()
+        for key in ("wrong", "user-key"):
+            async with WorkerClient(client.base_url, key) as other:
+                with pytest.raises(WorkerError) as info:
+                    await other.models()
+                assert info.value.status == 401
 
         # An OpenAI error body becomes a typed error carrying the worker's message.
         with pytest.raises(WorkerError) as info:

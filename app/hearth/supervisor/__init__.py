@@ -1,0 +1,35 @@
+"""GUI/CLI side of the worker: process lifecycle and a typed async API client.
+
+No Qt here: the GUI adapts these to its own event loop (qasync) and signals.
+"""
+
+from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
+from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
+from hearth.supervisor.supervisor import (
+    LoadOptions,
+    ModelLoadError,
+    StartTimeoutError,
+    Supervisor,
+    SupervisorError,
+    WorkerStartError,
+    WorkerState,
+    WorkerStatus,
+)
+
+__all__ = [
+    "Health",
+    "LoadOptions",
+    "ModelLoadError",
+    "StartTimeoutError",
+    "Supervisor",
+    "SupervisorError",
+    "WorkerClient",
+    "WorkerError",
+    "WorkerExitedError",
+    "WorkerProcess",
+    "WorkerStartError",
+    "WorkerState",
+    "WorkerStatus",
+    "WorkerUnavailableError",
+    "worker_command",
+]

@@ -1,0 +1,228 @@
+"""The main window: open a model, see the worker's state, chat.
+
+All worker I/O runs as asyncio tasks on the qasync loop; slots only start tasks.
+Closing the window stops the worker first (asynchronously), then really closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.supervisor import LoadOptions, Supervisor, SupervisorError, WorkerState, WorkerStatus
+from hearth.ui.chat_session import ChatController, ChatSettings
+from hearth.ui.chat_view import ChatView
+from hearth.ui.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+
+class _StatusBridge(QObject):
+    """Delivers supervisor status callbacks as a Qt signal (safe from any thread)."""
+
+    changed = Signal(object)
+
+
+class MainWindow(QMainWindow):
+    closed = Signal()
+    """Emitted once the window has really closed (after the worker stopped)."""
+
+    def __init__(
+        self,
+        *,
+        log_dir: Path | None = None,
+        load_options: LoadOptions | None = None,
+        chat_settings: ChatSettings | None = None,
+        start_timeout: float = 120.0,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Hearth")
+        self.resize(900, 700)
+        self.load_options = load_options
+        self._tasks = TaskSet()
+        self._load_task: asyncio.Task[None] | None = None
+        self._close_task: asyncio.Task[None] | None = None
+        self._really_close = False
+        self._closed_emitted = False
+        self._bridge = _StatusBridge(self)
+        self._bridge.changed.connect(self._show_status)
+        self.supervisor = Supervisor(
+            on_status=self._bridge.changed.emit, log_dir=log_dir, start_timeout=start_timeout
+        )
+
+        self.chat_view = ChatView(self)
+        self.chat = ChatController(self.chat_view, self.supervisor, self._tasks, chat_settings)
+        self._build_banner()
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.chat_view, 1)
+        self.setCentralWidget(central)
+        self._build_actions()
+        self._build_status_bar()
+        self._show_status(self.supervisor.status)
+
+    # ------------------------------------------------------------------ build
+    def _build_actions(self) -> None:
+        self.open_action = QAction("&Open model…", self)
+        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_action.triggered.connect(self._choose_model)
+        self.new_chat_action = QAction("&New chat", self)
+        self.new_chat_action.setShortcut(QKeySequence.StandardKey.New)
+        self.new_chat_action.triggered.connect(self.chat.new_chat)
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self.open_action)
+        file_menu.addAction(self.new_chat_action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.addAction(self.open_action)
+        toolbar.addAction(self.new_chat_action)
+
+    def _build_banner(self) -> None:
+        self.banner = QFrame(self)
+        self.banner.setObjectName("workerBanner")
+        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
+        self.banner.setStyleSheet(
+            "#workerBanner { background: #fdecea; border: 1px solid #f5c2c0; }"
+        )
+        self.banner_label = QLabel(self.banner)
+        self.banner_label.setWordWrap(True)
+        self.restart_button = QPushButton("Restart", self.banner)
+        self.restart_button.setObjectName("restartButton")
+        self.restart_button.clicked.connect(self.restart_worker)
+        row = QHBoxLayout(self.banner)
+        row.addWidget(self.banner_label, 1)
+        row.addWidget(self.restart_button)
+        self.banner.hide()
+
+    def _build_status_bar(self) -> None:
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("workerStatus")
+        self.progress_bar = QProgressBar(self)
+        self.progress_bar.setRange(0, 100)
+        self.progress_bar.setMaximumWidth(160)
+        self.progress_bar.hide()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress_bar)
+
+    # ------------------------------------------------------------------ status
+    def _show_status(self, status: WorkerStatus) -> None:
+        state = status.state
+        text = {
+            WorkerState.STOPPED: "No model loaded",
+            WorkerState.STARTING: f"Starting worker for {status.model}…",
+            WorkerState.LOADING: "Loading model…",
+            WorkerState.READY: f"Ready: {status.model}",
+            WorkerState.CRASHED: "The model worker crashed",
+            WorkerState.ERROR: "Could not load the model",
+        }[state]
+        if state is WorkerState.LOADING and status.progress is not None:
+            pct = round(status.progress * 100)
+            text = f"Loading model… {pct}%"
+            self.progress_bar.setValue(pct)
+        self.progress_bar.setVisible(state is WorkerState.LOADING)
+        self.status_label.setText(text)
+        self.chat_view.set_can_send(state is WorkerState.READY)
+        if state in (WorkerState.CRASHED, WorkerState.ERROR):
+            self.banner_label.setText(status.message or text)
+            self.restart_button.setText("Restart" if state is WorkerState.CRASHED else "Retry")
+            self.banner.show()
+        else:
+            self.banner.hide()
+
+    # ------------------------------------------------------------------ model
+    def _choose_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open model", "", "GGUF models (*.gguf);;All files (*)"
+        )
+        if path:
+            self.open_model(path)
+
+    def open_model(self, path: str | Path) -> asyncio.Task[None]:
+        """Load ``path`` in a fresh worker (replacing any current one)."""
+        return self._replace_load(self._load(Path(path), self._load_task))
+
+    def restart_worker(self) -> asyncio.Task[None] | None:
+        """Relaunch the worker with the last model (the banner's Restart button)."""
+        if self.supervisor.model_path is None:
+            return None
+        return self.open_model(self.supervisor.model_path)
+
+    def _replace_load(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        if self._load_task is not None:
+            self._load_task.cancel()
+        self.chat.stop()
+        self._load_task = self._tasks.spawn(coro, name="load-model")
+        return self._load_task
+
+    async def _load(self, path: Path, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
+        try:
+            await self.supervisor.start(path, self.load_options)
+        except SupervisorError as exc:
+            log.warning("could not load %s: %s", path, exc)  # the banner shows it
+
+    # ------------------------------------------------------------------ close
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self._really_close or self.supervisor.process is None:
+            self._finish_close()
+            event.accept()
+            return
+        event.ignore()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # No loop to run on (e.g. teardown): stop synchronously and close now.
+            self._tasks.cancel_all()
+            self.supervisor.stop_sync()
+            self._finish_close()
+            event.accept()
+            return
+        if self._close_task is None:
+            self.status_label.setText("Stopping the model worker…")
+            self.setEnabled(False)
+            self._close_task = self._tasks.spawn(self._close_async(), name="close")
+
+    async def _close_async(self) -> None:
+        self.chat.stop()
+        if self._load_task is not None:
+            self._load_task.cancel()
+        try:
+            await self.supervisor.stop()
+        finally:
+            self._really_close = True
+            self.close()
+
+    def _finish_close(self) -> None:
+        if not self._really_close:
+            self._tasks.cancel_all()
+        self._really_close = True
+        if not self._closed_emitted:
+            self._closed_emitted = True
+            self.closed.emit()

@@ -1,0 +1,56 @@
+"""UI test fixtures: a qasync event loop on pytest-qt's QApplication."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from hearth.ui.event_loop import HearthEventLoop, create_event_loop
+
+T = TypeVar("T")
+
+
+class AsyncRunner:
+    """Runs test coroutines on the qasync loop, so Qt events and asyncio both advance."""
+
+    def __init__(self, loop: HearthEventLoop) -> None:
+        self.loop = loop
+
+    def __call__(self, coro: Awaitable[T], timeout: float = 180.0) -> T:
+        return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    @staticmethod
+    async def wait_until(
+        predicate: Callable[[], Any], timeout: float = 60.0, what: str = "condition"
+    ) -> None:
+        """Poll ``predicate`` on the running loop (Qt keeps processing events meanwhile)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[HearthEventLoop]:
+    # The tests close windows themselves; don't let that quit the application.
+    qapp.setQuitOnLastWindowClosed(False)
+    loop = create_event_loop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def arun(qloop: HearthEventLoop) -> AsyncRunner:
+    return AsyncRunner(qloop)

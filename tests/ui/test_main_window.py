@@ -1,0 +1,167 @@
+"""The real main window, offscreen, driving a real worker subprocess on a tiny model."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import psutil
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from hearth.supervisor import LoadOptions, WorkerState
+from hearth.ui.chat_session import ChatSettings
+from hearth.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.ui
+
+
+def _worker_children() -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "--worker" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.fixture
+def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
+    win = MainWindow(
+        log_dir=tmp_path / "logs",
+        load_options=LoadOptions(n_ctx=2048, n_parallel=2),
+        chat_settings=ChatSettings(temperature=0.8, max_tokens=300),
+    )
+    qtbot.addWidget(win)  # closed at teardown; closeEvent then stops any worker
+    win.show()
+    return win
+
+
+async def _open_and_wait_ready(arun, window: MainWindow, model: Path) -> int:
+    window.open_model(model)
+    await arun.wait_until(
+        lambda: window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR),
+        120,
+        "the worker to load the model",
+    )
+    assert window.supervisor.status.state is WorkerState.READY, window.supervisor.status
+    assert window.status_label.text().startswith("Ready: ")
+    assert window.chat_view.send_button.isEnabled()
+    assert not window.chat_view.stop_button.isEnabled()
+    assert not window.banner.isVisible()
+    proc = window.supervisor.process
+    assert proc is not None and proc.pid is not None
+    return proc.pid
+
+
+def _assistant_text(window: MainWindow) -> str:
+    text = window.chat_view.transcript_text()
+    _, sep, tail = text.rpartition("Assistant\n")
+    return tail if sep else ""
+
+
+async def _close(arun, window: MainWindow, pid: int) -> None:
+    closed: list[bool] = []
+    window.closed.connect(lambda: closed.append(True))
+    window.close()
+    await arun.wait_until(lambda: closed, 30, "the window to close")
+    await arun.wait_until(lambda: _gone(pid), 10, "the worker process to end")
+    assert not _worker_children()
+
+
+def test_stream_stop_and_close(qtbot: QtBot, arun, window: MainWindow, tiny_model_q8: Path):
+    view, chat = window.chat_view, window.chat
+    outcomes: list[str] = []
+    chat.generation_finished.connect(outcomes.append)
+
+    async def scenario() -> None:
+        pid = await _open_and_wait_ready(arun, window, tiny_model_q8)
+
+        # 1. A full turn streams in over several repaints.
+        lengths: list[int] = []
+        view.transcript_updated.connect(lambda: lengths.append(len(_assistant_text(window))))
+        qtbot.keyClicks(view.input, "Hello there")
+        qtbot.keyClick(view.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        assert view.input.toPlainText() == ""
+        assert view.generating and view.stop_button.isEnabled()
+        assert not view.send_button.isEnabled()
+        await arun.wait_until(lambda: outcomes, 60, "the first reply")
+        assert outcomes == ["done"]
+        reply = chat.conversation[-1]
+        assert reply["role"] == "assistant" and reply["content"]
+        assert [m["role"] for m in chat.conversation] == ["user", "assistant"]
+        growth = [n for n in lengths if n > 0]
+        assert len(growth) >= 3, lengths  # text arrived over several updates
+        assert growth == sorted(growth)
+        assert view.flush_count >= 2
+        assert not view.stop_button.isEnabled() and view.send_button.isEnabled()
+
+        # 2. Stop a long generation mid-way: partial reply stays, window stays usable.
+        chat.settings.max_tokens = 1500
+        view.input.setPlainText("Tell me a very long story")
+        view.send_button.click()
+        await arun.wait_until(lambda: len(_assistant_text(window)) > 20, 30, "streamed text")
+        assert view.generating
+        view.stop_button.click()
+        await arun.wait_until(lambda: len(outcomes) == 2, 10, "the stop to take effect")
+        assert outcomes[-1] == "stopped"
+        assert not view.stop_button.isEnabled() and view.send_button.isEnabled()
+        partial = chat.conversation[-1]
+        assert partial["role"] == "assistant" and partial["content"]
+        assert partial["content"] in view.transcript_text()
+        assert "[stopped]" in view.transcript_text()
+
+        # 3. Send again on the same worker.
+        chat.settings.max_tokens = 16
+        view.input.setPlainText("And again")
+        view.send_button.click()
+        await arun.wait_until(lambda: len(outcomes) == 3, 60, "the third reply")
+        assert outcomes[-1] == "done"
+        assert [m["role"] for m in chat.conversation] == ["user", "assistant"] * 3
+        assert window.supervisor.process is not None and window.supervisor.process.pid == pid
+
+        # 4. Closing the window stops the worker.
+        await _close(arun, window, pid)
+
+    arun(scenario())
+
+
+def test_crash_banner_and_restart(arun, window: MainWindow, tiny_model_q8: Path):
+    async def scenario() -> None:
+        pid = await _open_and_wait_ready(arun, window, tiny_model_q8)
+
+        os.kill(pid, signal.SIGKILL)
+        await arun.wait_until(window.banner.isVisible, 15, "the crash banner")
+        assert window.supervisor.status.state is WorkerState.CRASHED
+        assert window.supervisor.status.exit_code == -signal.SIGKILL
+        assert window.restart_button.isVisible() and window.restart_button.text() == "Restart"
+        assert "crashed" in window.status_label.text()
+        assert "exit code" in window.banner_label.text()
+        assert not window.chat_view.send_button.isEnabled()
+
+        window.restart_button.click()
+        await arun.wait_until(
+            lambda: window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR),
+            120,
+            "the restart",
+        )
+        assert window.supervisor.status.state is WorkerState.READY, window.supervisor.status
+        assert not window.banner.isVisible()
+        assert window.chat_view.send_button.isEnabled()
+        new_pid = window.supervisor.process.pid  # type: ignore[union-attr]
+        assert new_pid != pid
+
+        await _close(arun, window, new_pid)
+
+    arun(scenario())
