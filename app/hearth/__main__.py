@@ -16,6 +16,10 @@ def main(argv: list[str] | None = None) -> int:
         from hearth.cli import worker_main
 
         return worker_main(args[1:])
+    if len(args) == 1 and args[0].lower().endswith(".gguf"):  # "Open with Hearth"
+        from hearth.ui.app import run_gui
+
+        return run_gui([sys.argv[0], args[0]])
     if args:
         from hearth.cli import main as cli_main
 

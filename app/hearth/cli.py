@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_serve_arguments(serve)
     serve.add_argument("--verbose", "-v", action="store_true", help="debug logging")
-    verbs.add_parser("gui", help="open the desktop app (the default)")
+    gui = verbs.add_parser("gui", help="open the desktop app (the default)")
+    gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
 
 
@@ -54,7 +55,8 @@ def main(argv: list[str]) -> int:
     if args.verb == "gui" or args.verb is None:
         from hearth.ui.app import run_gui
 
-        return run_gui(sys.argv[:1])
+        model = getattr(args, "model", None)
+        return run_gui(sys.argv[:1] + ([model] if model else []))
     parser.print_help()
     return 2
 

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import platformdirs
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from hearth.ui.event_loop import create_event_loop
 from hearth.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+
+RESOURCES = Path(__file__).resolve().parent / "resources"
 
 
 def default_log_dir() -> Path:
@@ -35,6 +38,8 @@ def run_gui(argv: Sequence[str]) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv))
     app.setApplicationName("Hearth")
+    app.setDesktopFileName("org.hearth.Hearth")
+    app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     app.setQuitOnLastWindowClosed(False)  # the loop ends when the window says it closed
     loop = create_event_loop(app)
     asyncio.set_event_loop(loop)
