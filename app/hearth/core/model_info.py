@@ -46,6 +46,7 @@ class ModelInfo:
     architecture: str
     n_params: int
     size_bytes: int
+    quantization: str
     n_ctx_train: int
     n_ctx_per_slot: int
     n_slots: int

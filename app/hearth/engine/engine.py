@@ -149,6 +149,15 @@ class Engine:
         starts_with_bos = bool(template.bos_token) and text.startswith(template.bos_token)
         return model.tokenize(text, add_special=add_bos and not starts_with_bos, parse_special=True)
 
+    def fim_token_texts(self) -> tuple[str, str, str] | None:
+        """The FIM prefix/suffix/middle tokens as text, for clients that render FIM."""
+        model, _, _, _ = self._ready()
+        fim = model.fim_tokens()
+        if fim is None:
+            return None
+        pre, suf, mid = (model.token_text(t) for t in fim)
+        return pre, suf, mid
+
     def fim_prompt(self, prefix: str, suffix: str) -> list[int]:
         model, _, _, _ = self._ready()
         fim = model.fim_tokens()

@@ -19,6 +19,7 @@ import llama_cpp
 
 from hearth.core.errors import LoadCancelledError, ModelLoadError
 from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo
+from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
 from hearth.engine.cache_types import ggml_type_for
 
@@ -224,6 +225,7 @@ class LlamaModel:
             architecture=self.metadata.get("general.architecture", "unknown"),
             n_params=int(llama_cpp.llama_model_n_params(self._model)),
             size_bytes=int(llama_cpp.llama_model_size(self._model)),
+            quantization=file_type_name(self.metadata.get("general.file_type")),
             n_ctx_train=int(llama_cpp.llama_model_n_ctx_train(self._model)),
             n_ctx_per_slot=self.n_ctx_per_slot,
             n_slots=self.n_slots,

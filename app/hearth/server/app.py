@@ -9,6 +9,7 @@ from hearth import __version__
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import admin_router
 from hearth.server.errors import install_error_handlers
+from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.security import AccessMiddleware, AccessPolicy
 
@@ -26,6 +27,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(admin_router(engine))
     app.include_router(openai_router(engine))
+    app.include_router(ollama_router(engine))
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

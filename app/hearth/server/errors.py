@@ -75,41 +75,45 @@ def api_error_for(exc: HearthError) -> ApiError:
     return ApiError(500, exc.message, type_="server_error", code=exc.code)
 
 
-def json_error(error: ApiError) -> JSONResponse:
-    return JSONResponse(
-        error_body(error.message, error.type, error.code, error.param),
-        status_code=error.status,
-        headers=error.headers,
-    )
+OLLAMA_PREFIX = "/api/"
+
+
+def json_error(error: ApiError, path: str = "") -> JSONResponse:
+    """OpenAI's error shape, or Ollama's plain ``{"error": "..."}`` under /api/."""
+    if path.startswith(OLLAMA_PREFIX):
+        body: dict[str, Any] = {"error": error.message}
+    else:
+        body = error_body(error.message, error.type, error.code, error.param)
+    return JSONResponse(body, status_code=error.status, headers=error.headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     """Every failure leaves as OpenAI-shaped JSON; never a traceback."""
 
     @app.exception_handler(ApiError)
-    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return json_error(exc)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return json_error(exc, request.url.path)
 
     @app.exception_handler(HearthError)
-    async def _hearth_error(_request: Request, exc: HearthError) -> JSONResponse:
-        return json_error(api_error_for(exc))
+    async def _hearth_error(request: Request, exc: HearthError) -> JSONResponse:
+        return json_error(api_error_for(exc), request.url.path)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return json_error(validation_error(exc.errors()))
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return json_error(validation_error(exc.errors()), request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
         code = "not_found" if exc.status_code == 404 else None
-        return json_error(ApiError(exc.status_code, str(exc.detail), type_=type_, code=code))
+        error = ApiError(exc.status_code, str(exc.detail), type_=type_, code=code)
+        return json_error(error, request.url.path)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
-        return json_error(
-            ApiError(500, f"Internal error: {type(exc).__name__}", type_="server_error")
-        )
+        error = ApiError(500, f"Internal error: {type(exc).__name__}", type_="server_error")
+        return json_error(error, request.url.path)
 
 
 def validation_error(errors: Any) -> ApiError:

@@ -51,6 +51,7 @@ def model_json(info: ModelInfo) -> dict[str, Any]:
             "architecture": info.architecture,
             "n_params": info.n_params,
             "size": info.size_bytes,
+            "quantization": info.quantization,
             "n_ctx_train": info.n_ctx_train,
             "n_ctx": info.n_ctx_per_slot,
             "n_slots": info.n_slots,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,10 +9,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from hearth.core.errors import HearthError, ModelNotFoundError, ModelNotLoadedError
+from hearth.core.errors import HearthError
 from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
+from hearth.server.common import collect, resolve_model
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.openai_format import ChunkWriter, completion_json, model_json, sse
 from hearth.server.openai_schemas import (
@@ -42,12 +41,12 @@ def openai_router(engine: Engine) -> APIRouter:
 
     @router.get("/v1/models/{model_id:path}")
     async def get_model(model_id: str) -> dict[str, Any]:
-        return model_json(_resolve_model(engine, model_id))
+        return model_json(resolve_model(engine, model_id))
 
     @router.post("/v1/chat/completions", response_model=None)
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
-        info = _resolve_model(engine, body.model)
+        info = resolve_model(engine, body.model)
         prompt = engine.render_chat(body.chat_messages())
         params = body.to_sampling(default_max_tokens=None)
         stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
@@ -56,7 +55,7 @@ def openai_router(engine: Engine) -> APIRouter:
     @router.post("/v1/completions", response_model=None)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
-        info = _resolve_model(engine, body.model)
+        info = resolve_model(engine, body.model)
         params = body.to_sampling(default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS)
         if body.suffix is not None:
             text = body.prompt if isinstance(body.prompt, str) else "".join(map(str, body.prompt))
@@ -84,18 +83,6 @@ def _echo_text(body: CompletionRequest) -> str:
     return ""
 
 
-def _resolve_model(engine: Engine, requested: str | None) -> ModelInfo:
-    info = engine.info
-    if info is None:
-        raise ModelNotLoadedError("No model is loaded yet; wait for /health to report ok.")
-    if requested and requested not in (info.id, info.path.name, str(info.path)):
-        raise ModelNotFoundError(
-            f"The model '{requested}' is not loaded here. This server serves '{info.id}'; "
-            "see GET /v1/models."
-        )
-    return info
-
-
 async def _respond(
     request: Request,
     stream: GenerationStream,
@@ -112,7 +99,7 @@ async def _respond(
             media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
-    text, finished = await _collect(request, stream)
+    text, finished = await collect(request, stream)
     if finished.reason is FinishReason.ERROR:
         return JSONResponse(
             error_body(finished.error or "Generation failed.", "server_error", "engine_failed"),
@@ -121,35 +108,6 @@ async def _respond(
     return JSONResponse(
         completion_json(chat=chat, model=info.id, text=echo + text, finished=finished)
     )
-
-
-async def _collect(request: Request, stream: GenerationStream) -> tuple[str, Finished]:
-    """Gather a whole completion, cancelling it if the client goes away meanwhile."""
-    parts: list[str] = []
-
-    async def consume() -> Finished:
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-            elif isinstance(event, Finished):
-                return event
-        raise RuntimeError("generation ended without a Finished event")
-
-    task = asyncio.ensure_future(consume())
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
-            if done:
-                return "".join(parts), task.result()
-            if await request.is_disconnected():
-                log.info("client disconnected; cancelling generation")
-                stream.cancel()
-    finally:
-        if not task.done():
-            stream.cancel()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 async def _stream_events(

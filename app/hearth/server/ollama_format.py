@@ -1,0 +1,111 @@
+"""Engine results rendered as Ollama JSON: NDJSON lines, tags, show."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from hearth.core.generation import Finished, FinishReason
+from hearth.core.model_info import ModelInfo
+
+OLLAMA_API_VERSION = "0.12.0"  # the Ollama API level these routes follow
+_NS_PER_MS = 1_000_000
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def ndjson(payload: dict[str, Any]) -> bytes:
+    return (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+
+
+def ollama_name(info: ModelInfo) -> str:
+    return f"{info.id}:latest"
+
+
+def parameter_size(n_params: int) -> str:
+    for divisor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n_params >= divisor:
+            return f"{n_params / divisor:.1f}{suffix}"
+    return str(n_params)
+
+
+def details(info: ModelInfo) -> dict[str, Any]:
+    return {
+        "parent_model": "",
+        "format": "gguf",
+        "family": info.architecture,
+        "families": [info.architecture],
+        "parameter_size": parameter_size(info.n_params),
+        "quantization_level": info.quantization,
+    }
+
+
+def tag_entry(info: ModelInfo) -> dict[str, Any]:
+    modified = datetime.datetime.fromtimestamp(info.created, datetime.timezone.utc)
+    return {
+        "name": ollama_name(info),
+        "model": ollama_name(info),
+        "modified_at": modified.isoformat().replace("+00:00", "Z"),
+        "size": info.size_bytes,
+        "digest": "",
+        "details": details(info),
+    }
+
+
+def ps_entry(info: ModelInfo) -> dict[str, Any]:
+    return {
+        **tag_entry(info),
+        "expires_at": "2999-01-01T00:00:00Z",
+        "size_vram": 0,
+        "context_length": info.n_ctx_per_slot,
+    }
+
+
+def fim_template(prefix: str, suffix: str, middle: str) -> str:
+    """A Go template with ``.Suffix``: Continue enables autocomplete when it sees one."""
+    return (
+        "{{- if .Suffix }}" + prefix + "{{ .Prompt }}" + suffix + "{{ .Suffix }}" + middle
+        + "{{- else }}{{ .Prompt }}{{- end }}"
+    )  # fmt: skip
+
+
+def show_json(info: ModelInfo, template: str) -> dict[str, Any]:
+    arch = info.architecture
+    capabilities = ["completion"] + (["insert"] if info.has_fim else [])
+    return {
+        "modelfile": f"FROM {info.path}\n",
+        "parameters": "",
+        "template": template,
+        "details": details(info),
+        "model_info": {
+            "general.architecture": arch,
+            "general.parameter_count": info.n_params,
+            f"{arch}.context_length": info.n_ctx_train,
+        },
+        "capabilities": capabilities,
+        "modified_at": tag_entry(info)["modified_at"],
+    }
+
+
+def done_reason(finished: Finished) -> str:
+    return "length" if finished.reason is FinishReason.LENGTH else "stop"
+
+
+def final_stats(finished: Finished) -> dict[str, Any]:
+    timings = finished.timings
+    prompt_ns = int(timings.prompt_ms * _NS_PER_MS) if timings else 0
+    eval_ns = int(timings.decode_ms * _NS_PER_MS) if timings else 0
+    total_ns = int((timings.ttft_ms + timings.decode_ms) * _NS_PER_MS) if timings else 0
+    return {
+        "done": True,
+        "done_reason": done_reason(finished),
+        "total_duration": total_ns,
+        "load_duration": 0,
+        "prompt_eval_count": finished.usage.prompt_tokens,
+        "prompt_eval_duration": prompt_ns,
+        "eval_count": finished.usage.completion_tokens,
+        "eval_duration": eval_ns,
+    }

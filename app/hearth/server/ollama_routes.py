@@ -1,0 +1,161 @@
+"""Ollama-compatible routes, for the many tools that only speak Ollama.
+
+``/api/chat`` and ``/api/generate`` stream NDJSON by default; errors are
+``{"error": "..."}`` (see errors.json_error).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from hearth import __version__
+from hearth.core.errors import HearthError
+from hearth.core.generation import ChatMessage, Finished, FinishReason, GenerationRequest, TextDelta
+from hearth.engine.engine import Engine, GenerationStream
+from hearth.server.common import collect, resolve_model
+from hearth.server.ollama_format import (
+    OLLAMA_API_VERSION,
+    fim_template,
+    final_stats,
+    ndjson,
+    now_iso,
+    ollama_name,
+    ps_entry,
+    show_json,
+    tag_entry,
+)
+from hearth.server.ollama_schemas import (
+    OllamaChatRequest,
+    OllamaGenerateRequest,
+    OllamaShowRequest,
+)
+from hearth.server.request_body import parse_body
+
+log = logging.getLogger(__name__)
+
+ChunkMaker = Callable[[str], dict[str, Any]]
+FinalMaker = Callable[[Finished, str], dict[str, Any]]
+
+
+def ollama_router(engine: Engine) -> APIRouter:
+    router = APIRouter(prefix="/api")
+
+    @router.get("/version")
+    async def version() -> dict[str, str]:
+        return {"version": OLLAMA_API_VERSION, "hearth": __version__}
+
+    @router.get("/tags")
+    async def tags() -> dict[str, Any]:
+        info = engine.info
+        return {"models": [tag_entry(info)] if info else []}
+
+    @router.get("/ps")
+    async def ps() -> dict[str, Any]:
+        info = engine.info
+        return {"models": [ps_entry(info)] if info else []}
+
+    @router.post("/show")
+    async def show(request: Request) -> dict[str, Any]:
+        body = await parse_body(request, OllamaShowRequest)
+        info = resolve_model(engine, body.requested or None)
+        fim = engine.fim_token_texts()
+        template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")
+        return show_json(info, template)
+
+    @router.post("/chat", response_model=None)
+    async def chat(request: Request) -> JSONResponse | StreamingResponse:
+        body = await parse_body(request, OllamaChatRequest)
+        info = resolve_model(engine, body.model or None)
+        name = ollama_name(info)
+        if not body.messages:
+            return JSONResponse(_loaded(name, {"message": {"role": "assistant", "content": ""}}))
+        prompt = engine.render_chat(body.chat_messages())
+        stream = await engine.start(
+            GenerationRequest(prompt=prompt, params=body.options.to_sampling())
+        )
+
+        def chunk(text: str) -> dict[str, Any]:
+            message = {"role": "assistant", "content": text}
+            return {"model": name, "created_at": now_iso(), "message": message, "done": False}
+
+        def final(finished: Finished, text: str) -> dict[str, Any]:
+            message = {"role": "assistant", "content": text}
+            return {"model": name, "created_at": now_iso(), "message": message,
+                    **final_stats(finished)}  # fmt: skip
+
+        return await _respond(request, stream, body.stream, chunk, final)
+
+    @router.post("/generate", response_model=None)
+    async def generate(request: Request) -> JSONResponse | StreamingResponse:
+        body = await parse_body(request, OllamaGenerateRequest)
+        info = resolve_model(engine, body.model or None)
+        name = ollama_name(info)
+        params = body.options.to_sampling()
+        if body.suffix:
+            tokens = tuple(engine.fim_prompt(body.prompt, body.suffix))
+            gen = GenerationRequest(prompt_tokens=tokens, params=params)
+        elif not body.prompt:
+            return JSONResponse(_loaded(name, {"response": ""}))
+        elif body.raw:
+            gen = GenerationRequest(prompt=body.prompt, params=params)
+        else:
+            messages = [ChatMessage("system", body.system)] if body.system else []
+            messages.append(ChatMessage("user", body.prompt))
+            gen = GenerationRequest(prompt=engine.render_chat(messages), params=params)
+        stream = await engine.start(gen)
+
+        def chunk(text: str) -> dict[str, Any]:
+            return {"model": name, "created_at": now_iso(), "response": text, "done": False}
+
+        def final(finished: Finished, text: str) -> dict[str, Any]:
+            return {"model": name, "created_at": now_iso(), "response": text,
+                    **final_stats(finished)}  # fmt: skip
+
+        return await _respond(request, stream, body.stream, chunk, final)
+
+    return router
+
+
+def _loaded(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """What Ollama answers to an empty request: the model is loaded, nothing generated."""
+    return {"model": name, "created_at": now_iso(), **payload, "done_reason": "load",
+            "done": True}  # fmt: skip
+
+
+async def _respond(
+    request: Request,
+    stream: GenerationStream,
+    streaming: bool,
+    chunk: ChunkMaker,
+    final: FinalMaker,
+) -> JSONResponse | StreamingResponse:
+    if streaming:
+        return StreamingResponse(
+            _ndjson_events(stream, chunk, final), media_type="application/x-ndjson"
+        )
+    text, finished = await collect(request, stream)
+    if finished.reason is FinishReason.ERROR:
+        return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
+    return JSONResponse(final(finished, text))
+
+
+async def _ndjson_events(
+    stream: GenerationStream, chunk: ChunkMaker, final: FinalMaker
+) -> AsyncIterator[bytes]:
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                yield ndjson(chunk(event.text))
+            elif event.reason is FinishReason.ERROR:
+                yield ndjson({"error": event.error or "Generation failed."})
+            else:
+                yield ndjson(final(event, ""))
+    except HearthError as exc:
+        yield ndjson({"error": exc.message})
+    finally:
+        stream.cancel()

@@ -1,0 +1,112 @@
+"""Ollama request bodies (``/api/chat``, ``/api/generate``, ``/api/show``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hearth.core.generation import ChatMessage
+from hearth.core.sampling import SamplingParams
+from hearth.server.openai_schemas import MAX_STOP_STRINGS
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class OllamaOptions(_Lenient):
+    """The runtime subset of Ollama's ``options`` that maps onto llama.cpp sampling."""
+
+    temperature: float | None = Field(default=None, ge=0.0, le=5.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0)
+    min_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    seed: int | None = None
+    num_predict: int | None = None
+    stop: list[str] | None = None
+    repeat_penalty: float | None = Field(default=None, gt=0.0, le=10.0)
+    repeat_last_n: int | None = Field(default=None, ge=-1, le=4096)
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(value) > MAX_STOP_STRINGS:
+            raise ValueError(f"at most {MAX_STOP_STRINGS} stop strings are allowed")
+        return value
+
+    def to_sampling(self) -> SamplingParams:
+        defaults = SamplingParams()
+        # Ollama: -1 = no limit, -2 = fill the context; both mean "until the context ends".
+        limit = self.num_predict if self.num_predict and self.num_predict > 0 else None
+        return SamplingParams(
+            temperature=_pick(self.temperature, defaults.temperature),
+            top_p=_pick(self.top_p, defaults.top_p),
+            top_k=_pick(self.top_k, defaults.top_k),
+            min_p=_pick(self.min_p, defaults.min_p),
+            seed=self.seed,
+            presence_penalty=_pick(self.presence_penalty, defaults.presence_penalty),
+            frequency_penalty=_pick(self.frequency_penalty, defaults.frequency_penalty),
+            repeat_penalty=_pick(self.repeat_penalty, defaults.repeat_penalty),
+            repeat_last_n=max(_pick(self.repeat_last_n, defaults.repeat_last_n), 0),
+            max_tokens=limit,
+            stop=tuple(s for s in self.stop or () if s),
+        )
+
+
+class _OllamaRequest(_Lenient):
+    model: str = ""
+    stream: bool = True
+    options: OllamaOptions = Field(default_factory=OllamaOptions)
+    format: str | dict[str, Any] | None = None
+    keep_alive: str | int | float | None = None
+    images: list[str] | None = None
+
+    @field_validator("format")
+    @classmethod
+    def _format(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if value in (None, ""):
+            return None
+        raise ValueError("structured output ('format') is not supported yet")
+
+    @field_validator("images")
+    @classmethod
+    def _images(cls, value: list[str] | None) -> list[str] | None:
+        if value:
+            raise ValueError("this model does not accept images")
+        return value
+
+
+class OllamaMessage(_Lenient):
+    role: str
+    content: str = ""
+    images: list[str] | None = None
+
+
+class OllamaChatRequest(_OllamaRequest):
+    messages: list[OllamaMessage] = Field(default_factory=list)
+
+    def chat_messages(self) -> list[ChatMessage]:
+        return [ChatMessage(role=m.role, content=m.content) for m in self.messages]
+
+
+class OllamaGenerateRequest(_OllamaRequest):
+    prompt: str = ""
+    suffix: str | None = None
+    system: str | None = None
+    raw: bool = False
+
+
+class OllamaShowRequest(_Lenient):
+    model: str = ""
+    name: str = ""  # older clients
+
+    @property
+    def requested(self) -> str:
+        return self.model or self.name
+
+
+def _pick(value: Any, default: Any) -> Any:
+    return default if value is None else value
