@@ -27,6 +27,7 @@ class SamplingParams:
     logit_bias: dict[int, float] = field(default_factory=dict)
     max_tokens: int | None = DEFAULT_MAX_TOKENS
     stop: tuple[str, ...] = ()
+    grammar: str | None = None  # GBNF; constrains output (JSON mode, JSON schema)
 
     @property
     def greedy(self) -> bool:

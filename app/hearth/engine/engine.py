@@ -25,6 +25,7 @@ from hearth.core.generation import (
 )
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.engine.chat_template import ChatTemplate
+from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.scheduler import Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
@@ -195,6 +196,8 @@ class Engine:
                 self.tokenize_prompt, request.prompt, add_bos=request.add_bos
             )
         self._check_fits(tokens, request, info)
+        if request.params.grammar:
+            check_grammar(model.vocab, request.params.grammar)
         bad = [t for t in request.params.logit_bias if not 0 <= t < model.n_vocab]
         if bad:
             raise InvalidRequestError(

@@ -21,12 +21,14 @@ _NO_SEED = 0xFFFFFFFF  # LLAMA_DEFAULT_SEED: llama.cpp picks a random seed
 class SamplerChain:
     """Owns a ``llama_sampler`` chain; free it when the request ends."""
 
-    def __init__(self, params: SamplingParams, n_vocab: int) -> None:
+    def __init__(
+        self, params: SamplingParams, n_vocab: int, vocab: llama_cpp.llama_vocab_p
+    ) -> None:
         self._chain = llama_cpp.llama_sampler_chain_init(
             llama_cpp.llama_sampler_chain_default_params()
         )
         try:
-            self._build(params, n_vocab)
+            self._build(params, n_vocab, vocab)
         except BaseException:
             llama_cpp.llama_sampler_free(self._chain)
             raise
@@ -34,7 +36,7 @@ class SamplerChain:
     def _add(self, sampler: llama_cpp.llama_sampler_p) -> None:
         llama_cpp.llama_sampler_chain_add(self._chain, sampler)
 
-    def _build(self, params: SamplingParams, n_vocab: int) -> None:
+    def _build(self, params: SamplingParams, n_vocab: int, vocab: llama_cpp.llama_vocab_p) -> None:
         if params.logit_bias:
             entries = (llama_cpp.llama_logit_bias * len(params.logit_bias))()
             for index, (token, bias) in enumerate(sorted(params.logit_bias.items())):
@@ -45,6 +47,11 @@ class SamplerChain:
                     )
                 entries[index] = llama_cpp.llama_logit_bias(token, bias)
             self._add(llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(entries), entries))
+        if params.grammar:
+            grammar = llama_cpp.llama_sampler_init_grammar(vocab, params.grammar.encode(), b"root")
+            if not grammar:
+                raise InvalidRequestError("The grammar does not parse.", param="response_format")
+            self._add(grammar)
         if (
             params.repeat_penalty != 1.0
             or params.frequency_penalty != 0.0

@@ -146,16 +146,16 @@ class Scheduler:
         slot.prompt_done_at = 0.0
         slot.stream = TextStream(job.params.stop)
         try:
-            slot.sampler = SamplerChain(job.params, self._model.n_vocab)
+            slot.sampler = SamplerChain(job.params, self._model.n_vocab, self._model.vocab)
         except Exception as exc:
             self._finish(slot, FinishReason.ERROR, error=str(exc))
             return
-        if (
-            job.params.repeat_penalty != 1.0
-            or job.params.frequency_penalty
-            or job.params.presence_penalty
-        ):
-            for token in job.tokens[-job.params.repeat_last_n :]:
+        params = job.params
+        penalised = (
+            params.repeat_penalty != 1.0 or params.frequency_penalty or params.presence_penalty
+        )
+        if penalised and not params.grammar:  # a grammar must not see the prompt
+            for token in job.tokens[-params.repeat_last_n :]:
                 slot.sampler.accept(token)
         log.debug("slot %d: %d prompt tokens, %d cached", slot.seq_id, slot.n_prompt, n_common)
 

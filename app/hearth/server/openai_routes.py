@@ -9,10 +9,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from hearth.core.errors import HearthError
+from hearth.core.errors import HearthError, InvalidRequestError
 from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.server.common import collect, resolve_model
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.openai_format import ChunkWriter, completion_json, model_json, sse
@@ -48,7 +49,7 @@ def openai_router(engine: Engine) -> APIRouter:
         body = await parse_body(request, ChatCompletionRequest)
         info = resolve_model(engine, body.model)
         prompt = engine.render_chat(body.chat_messages())
-        params = body.to_sampling(default_max_tokens=None)
+        params = body.to_sampling(default_max_tokens=None, grammar=grammar_for(body))
         stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
         return await _respond(request, stream, body, info, chat=True)
 
@@ -56,7 +57,9 @@ def openai_router(engine: Engine) -> APIRouter:
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
         info = resolve_model(engine, body.model)
-        params = body.to_sampling(default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS)
+        params = body.to_sampling(
+            default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS, grammar=grammar_for(body)
+        )
         if body.suffix is not None:
             text = body.prompt if isinstance(body.prompt, str) else "".join(map(str, body.prompt))
             gen = GenerationRequest(
@@ -75,6 +78,20 @@ def openai_router(engine: Engine) -> APIRouter:
         return await _respond(request, stream, body, info, chat=False, echo=_echo_text(body))
 
     return router
+
+
+def grammar_for(body: SamplingFields) -> str | None:
+    """OpenAI's response_format as a GBNF grammar (None for plain text)."""
+    fmt = body.response_format
+    if fmt is None or fmt.type == "text":
+        return None
+    schema = fmt.resolved_schema()
+    if fmt.type == "json_schema" and schema is None:
+        raise InvalidRequestError(
+            "response_format json_schema needs a 'json_schema.schema'.",
+            param="response_format",
+        )
+    return grammar_for_schema(schema) if schema is not None else JSON_OBJECT_GRAMMAR
 
 
 def _echo_text(body: CompletionRequest) -> str:

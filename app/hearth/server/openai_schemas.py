@@ -37,6 +37,23 @@ class Message(_Lenient):
         return "".join(part.text or "" for part in self.content if part.type == "text")
 
 
+class JsonSchemaSpec(_Lenient):
+    name: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(_Lenient):
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaSpec | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")  # llama-server's form
+
+    def resolved_schema(self) -> dict[str, Any] | None:
+        if self.json_schema is not None and self.json_schema.schema_ is not None:
+            return self.json_schema.schema_
+        return self.schema_
+
+
 class StreamOptions(_Lenient):
     include_usage: bool = False
 
@@ -61,6 +78,7 @@ class SamplingFields(_Lenient):
     repeat_last_n: int | None = Field(default=None, ge=0, le=4096)
     logit_bias: dict[str, float] | None = None
     n: int = Field(default=1, ge=1, le=1)
+    response_format: ResponseFormat | None = None
 
     @field_validator("stop")
     @classmethod
@@ -86,7 +104,9 @@ class SamplingFields(_Lenient):
     def include_usage(self) -> bool:
         return bool(self.stream_options and self.stream_options.include_usage)
 
-    def to_sampling(self, *, default_max_tokens: int | None) -> SamplingParams:
+    def to_sampling(
+        self, *, default_max_tokens: int | None, grammar: str | None = None
+    ) -> SamplingParams:
         defaults = SamplingParams()
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         bias = {int(k): float(v) for k, v in (self.logit_bias or {}).items()}
@@ -103,6 +123,7 @@ class SamplingFields(_Lenient):
             logit_bias=bias,
             max_tokens=self.max_completion_tokens or self.max_tokens or default_max_tokens,
             stop=tuple(s for s in stops if s),
+            grammar=grammar,
         )
 
 
