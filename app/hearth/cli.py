@@ -38,6 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_serve_arguments(serve)
     serve.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    config = verbs.add_parser(
+        "config",
+        help="print working client config for a running endpoint",
+        description="Print config for Continue, the OpenAI SDK or curl, for a running "
+        "Hearth endpoint (it asks the endpoint which model it serves).",
+    )
+    config.add_argument("client", choices=["continue", "openai", "curl"])
+    config.add_argument("--url", default=None, help="endpoint (default http://127.0.0.1:PORT)")
+    config.add_argument("--api-key", default=None, help="key to ask the endpoint with")
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
@@ -52,6 +61,8 @@ def main(argv: list[str]) -> int:
         from hearth.server.runner import run_server
 
         return run_server(options_from_args(args, worker=False))
+    if args.verb == "config":
+        return print_client_config(args.client, args.url, args.api_key)
     if args.verb == "gui" or args.verb is None:
         from hearth.ui.app import run_gui
 
@@ -73,3 +84,41 @@ def worker_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
     return run_server(options_from_args(args, worker=True))
+
+
+def print_client_config(client: str, url: str | None, api_key: str | None) -> int:
+    import os
+
+    import httpx
+
+    from hearth.client_config import SNIPPETS, Endpoint
+    from hearth.server.options import API_KEY_ENV, DEFAULT_PORT
+
+    base_url = (url or f"http://127.0.0.1:{DEFAULT_PORT}").rstrip("/")
+    key = api_key or os.environ.get(API_KEY_ENV)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = httpx.get(f"{base_url}/v1/models", headers=headers, timeout=5)
+    except httpx.HTTPError as exc:
+        log.error(
+            "No Hearth endpoint answers at %s (%s). Start one with 'hearth serve' or pass --url.",
+            base_url,
+            exc,
+        )
+        return 1
+    if response.status_code == 401:
+        log.error("The endpoint at %s needs an API key: pass --api-key.", base_url)
+        return 1
+    models = response.json().get("data", [])
+    if not models:
+        log.error("The endpoint at %s has no model loaded yet.", base_url)
+        return 1
+    model = models[0]
+    endpoint = Endpoint(
+        base_url=base_url,
+        model=model["id"],
+        keyed=bool(key),
+        fim=bool(model.get("meta", {}).get("fim", False)),
+    )
+    sys.stdout.write(SNIPPETS[client](endpoint))
+    return 0
