@@ -25,6 +25,7 @@ from hearth.core.generation import (
 )
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.engine.chat_template import ChatTemplate
+from hearth.engine.embedder import Embedder, Embeddings
 from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.scheduler import Scheduler, SchedulerStatus
@@ -65,6 +66,8 @@ class Engine:
         self._template: ChatTemplate | None = None
         self._info: ModelInfo | None = None
         self._cancel_load = threading.Event()
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
 
     # ------------------------------------------------------------------ loading
     @property
@@ -110,6 +113,10 @@ class Engine:
         with self._lock:
             scheduler, model = self._scheduler, self._model
             self._scheduler = self._model = self._template = self._info = None
+        with self._embedder_lock:
+            embedder, self._embedder = self._embedder, None
+        if embedder is not None:
+            embedder.close()
         if scheduler is not None:
             scheduler.stop()
         if model is not None:
@@ -177,6 +184,19 @@ class Engine:
             *model.tokenize(suffix, add_special=False, parse_special=False),
             mid,
         ]
+
+    # ------------------------------------------------------------------ embeddings
+    async def embed(self, texts: list[str]) -> Embeddings:
+        model, _, _, info = self._ready()
+
+        def run() -> Embeddings:
+            with self._embedder_lock:
+                if self._embedder is None:
+                    self._embedder = Embedder(model, n_ctx=min(info.n_ctx_per_slot, 8192))
+                embedder = self._embedder
+            return embedder.embed(texts)
+
+        return await asyncio.to_thread(run)
 
     # ------------------------------------------------------------------ generation
     async def start(self, request: GenerationRequest) -> GenerationStream:

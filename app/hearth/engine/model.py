@@ -214,6 +214,10 @@ class LlamaModel:
         return self._ctx
 
     @property
+    def model(self) -> llama_cpp.llama_model_p:
+        return self._model
+
+    @property
     def vocab(self) -> llama_cpp.llama_vocab_p:
         return cast("llama_cpp.llama_vocab_p", self._vocab)
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ from hearth.server.ollama_format import (
 )
 from hearth.server.ollama_schemas import (
     OllamaChatRequest,
+    OllamaEmbedRequest,
     OllamaGenerateRequest,
     OllamaShowRequest,
 )
@@ -117,6 +119,27 @@ def ollama_router(engine: Engine) -> APIRouter:
                     **final_stats(finished)}  # fmt: skip
 
         return await _respond(request, stream, body.stream, chunk, final)
+
+    @router.post("/embed")
+    async def embed(request: Request) -> dict[str, Any]:
+        body = await parse_body(request, OllamaEmbedRequest)
+        info = resolve_model(engine, body.model or None)
+        started = time.perf_counter()
+        result = await engine.embed(body.texts())
+        return {
+            "model": ollama_name(info),
+            "embeddings": result.vectors,
+            "total_duration": int((time.perf_counter() - started) * 1e9),
+            "load_duration": 0,
+            "prompt_eval_count": result.prompt_tokens,
+        }
+
+    @router.post("/embeddings")
+    async def embeddings_legacy(request: Request) -> dict[str, Any]:
+        body = await parse_body(request, OllamaEmbedRequest)
+        resolve_model(engine, body.model or None)
+        result = await engine.embed(body.texts())
+        return {"embedding": result.vectors[0]}
 
     return router
 

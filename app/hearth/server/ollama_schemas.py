@@ -110,3 +110,16 @@ class OllamaShowRequest(_Lenient):
 
 def _pick(value: Any, default: Any) -> Any:
     return default if value is None else value
+
+
+class OllamaEmbedRequest(_Lenient):
+    model: str = ""
+    input: str | list[str] = ""
+    prompt: str | None = None  # the legacy /api/embeddings form
+    truncate: bool = True
+    keep_alive: str | int | float | None = None
+
+    def texts(self) -> list[str]:
+        if self.prompt is not None:
+            return [self.prompt]
+        return [self.input] if isinstance(self.input, str) else list(self.input)

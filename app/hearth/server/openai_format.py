@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import math
 import secrets
+import struct
 import time
 from typing import Any
 
 from hearth.core.generation import Finished, FinishReason, Timings, Usage
 from hearth.core.model_info import ModelInfo
+from hearth.engine.embedder import Embeddings
 
 
 def new_id(prefix: str) -> str:
@@ -138,3 +142,26 @@ def completion_json(*, chat: bool, model: str, text: str, finished: Finished) ->
         "usage": usage_json(finished.usage),
         "timings": timings_json(finished.timings),
     }
+
+
+def _shorten(vector: list[float], dimensions: int | None) -> list[float]:
+    """OpenAI's ``dimensions``: keep the first N components and re-normalise."""
+    if dimensions is None or dimensions >= len(vector):
+        return vector
+    head = vector[:dimensions]
+    norm = math.sqrt(sum(v * v for v in head)) or 1.0
+    return [v / norm for v in head]
+
+
+def embeddings_json(
+    result: Embeddings, model: str, encoding: str, dimensions: int | None
+) -> dict[str, Any]:
+    data = []
+    for index, vector in enumerate(result.vectors):
+        values = _shorten(vector, dimensions)
+        embedding: list[float] | str = values
+        if encoding == "base64":
+            embedding = base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    usage = {"prompt_tokens": result.prompt_tokens, "total_tokens": result.prompt_tokens}
+    return {"object": "list", "data": data, "model": model, "usage": usage}

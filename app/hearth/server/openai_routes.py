@@ -16,10 +16,17 @@ from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.server.common import collect, resolve_model
 from hearth.server.errors import api_error_for, error_body
-from hearth.server.openai_format import ChunkWriter, completion_json, model_json, sse
+from hearth.server.openai_format import (
+    ChunkWriter,
+    completion_json,
+    embeddings_json,
+    model_json,
+    sse,
+)
 from hearth.server.openai_schemas import (
     ChatCompletionRequest,
     CompletionRequest,
+    EmbeddingRequest,
     SamplingFields,
 )
 from hearth.server.request_body import parse_body
@@ -76,6 +83,17 @@ def openai_router(engine: Engine) -> APIRouter:
             gen = GenerationRequest(prompt=text, params=params)
         stream = await engine.start(gen)
         return await _respond(request, stream, body, info, chat=False, echo=_echo_text(body))
+
+    @router.post("/v1/embeddings")
+    async def embeddings(request: Request) -> dict[str, Any]:
+        body = await parse_body(request, EmbeddingRequest)
+        info = resolve_model(engine, body.model)
+        try:
+            texts = body.texts()
+        except ValueError as exc:
+            raise InvalidRequestError(str(exc), param="input") from None
+        result = await engine.embed(texts)
+        return embeddings_json(result, info.id, body.encoding_format, body.dimensions)
 
     return router
 

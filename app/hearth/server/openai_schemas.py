@@ -152,3 +152,20 @@ class CompletionRequest(SamplingFields):
 
 def _pick(value: Any, default: Any) -> Any:
     return default if value is None else value
+
+
+class EmbeddingRequest(_Lenient):
+    model: str | None = None
+    input: str | list[str] | list[int] | list[list[int]]
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = Field(default=None, ge=1)
+
+    def texts(self) -> list[str]:
+        if isinstance(self.input, str):
+            return [self.input]
+        if all(isinstance(item, str) for item in self.input):
+            return [str(item) for item in self.input]
+        raise ValueError(
+            "token-id input is not supported: send text (LangChain: "
+            "OpenAIEmbeddings(check_embedding_ctx_length=False))"
+        )
