@@ -135,3 +135,42 @@ def test_follow_up_turn_uses_cache_and_matches_cold_run(tiny_model_q8):
     assert warm.usage.cached_tokens >= first.usage.prompt_tokens
     assert cold.usage.cached_tokens == 0
     assert warm_text == cold_text
+
+
+def test_load_knobs_and_backend_report(tiny_model_q8):
+    from hearth.core.model_info import FlashAttention, SplitMode
+
+    engine = Engine()
+    info = engine.load(
+        LoadConfig(
+            model_path=tiny_model_q8,
+            n_ctx=256,
+            n_parallel=2,
+            kv_unified=True,
+            split_mode=SplitMode.NONE,
+            main_gpu=0,
+            tensor_split=(1.0,),
+            flash_attention=FlashAttention.OFF,
+            cache_type_k="q8_0",
+            n_batch=64,
+            n_ubatch=32,
+            n_threads=1,
+            use_mmap=False,
+        )
+    )
+    try:
+        assert info.n_layer == 2 and info.gpu_layers == 0  # no GPU on this machine
+        assert [d.kind for d in info.devices][:1] == ["cpu"]
+        assert info.devices[0].memory_total > 0
+        assert info.n_slots == 2 and info.quantization == "Q8_0"
+        text, finished = asyncio.run(run(engine, greedy("knobs", max_tokens=70)))
+        assert finished.usage.completion_tokens == 70  # more than n_batch/n_ubatch of work
+    finally:
+        engine.unload()
+
+
+def test_unknown_cache_type_is_a_clear_error(tiny_model_q8):
+    from hearth.core.errors import HearthError
+
+    with pytest.raises(HearthError, match="Unknown KV-cache type"):
+        Engine().load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, cache_type_k="q3"))

@@ -229,6 +229,8 @@ def test_four_concurrent_streams_all_complete(client, serve_q8):
     assert status["queue_depth"] == 0
     assert len(status["slots"]) == 4
     assert not any(slot["busy"] for slot in status["slots"])
+    assert status["backend"]["devices"][0]["type"] == "cpu"
+    assert status["backend"]["gpu_layers"] == 0 and status["backend"]["n_layer"] == 2
 
 
 def test_second_turn_reuses_the_prompt_cache(client):

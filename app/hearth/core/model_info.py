@@ -7,6 +7,25 @@ from enum import Enum
 from pathlib import Path
 
 
+class SplitMode(str, Enum):
+    """How a model is split across several GPUs (llama.cpp's ``--split-mode``)."""
+
+    NONE = "none"
+    LAYER = "layer"
+    ROW = "row"
+
+
+@dataclass(frozen=True)
+class ComputeDevice:
+    """A device llama.cpp can run on, as ggml reports it."""
+
+    name: str
+    description: str
+    kind: str  # cpu | gpu | igpu | accel
+    memory_free: int
+    memory_total: int
+
+
 class FlashAttention(str, Enum):
     AUTO = "auto"
     ON = "on"
@@ -25,6 +44,9 @@ class LoadConfig:
     n_ctx: int = 4096
     n_parallel: int = 4
     n_gpu_layers: int = -1
+    main_gpu: int = 0
+    split_mode: SplitMode = SplitMode.LAYER
+    tensor_split: tuple[float, ...] = ()
     n_threads: int = 0
     n_threads_batch: int = 0
     n_batch: int = 512
@@ -34,6 +56,7 @@ class LoadConfig:
     cache_type_v: str = "f16"
     use_mmap: bool = True
     use_mlock: bool = False
+    kv_unified: bool = False
     max_queue: int = 64
 
 
@@ -54,3 +77,6 @@ class ModelInfo:
     chat_template: str | None
     has_fim: bool
     created: int
+    n_layer: int = 0
+    gpu_layers: int = 0
+    devices: tuple[ComputeDevice, ...] = ()

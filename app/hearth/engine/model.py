@@ -18,12 +18,19 @@ from typing import cast
 import llama_cpp
 
 from hearth.core.errors import LoadCancelledError, ModelLoadError
-from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo
+from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo, SplitMode
 from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
 from hearth.engine.cache_types import ggml_type_for
+from hearth.engine.devices import list_devices, offloaded_layers
 
 log = logging.getLogger(__name__)
+
+_SPLIT_MODES = {
+    SplitMode.NONE: llama_cpp.LLAMA_SPLIT_MODE_NONE,
+    SplitMode.LAYER: llama_cpp.LLAMA_SPLIT_MODE_LAYER,
+    SplitMode.ROW: llama_cpp.LLAMA_SPLIT_MODE_ROW,
+}
 
 _FLASH_ATTN = {
     FlashAttention.AUTO: llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO,
@@ -61,6 +68,7 @@ class LlamaModel:
     ) -> None:
         ensure_backend()
         self.config = config
+        self._tensor_split: ctypes.Array[ctypes.c_float] | None = None
         path = Path(config.model_path)
         check_gguf_header(path)
         self._model = self._load_model(path, on_progress, cancel)
@@ -84,6 +92,15 @@ class LlamaModel:
     ) -> llama_cpp.llama_model_p:
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = self.config.n_gpu_layers
+        params.main_gpu = self.config.main_gpu
+        params.split_mode = _SPLIT_MODES[self.config.split_mode]
+        split = self.config.tensor_split
+        if split:
+            n_max = int(llama_cpp.llama_max_devices())
+            if len(split) > n_max:
+                raise ModelLoadError(f"--tensor-split names {len(split)} GPUs; at most {n_max}.")
+            self._tensor_split = (ctypes.c_float * n_max)(*split)  # kept alive while loading
+            params.tensor_split = self._tensor_split
         if self.config.use_mmap and self.config.use_mlock:
             params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MMAP_MLOCK
         elif self.config.use_mlock:
@@ -128,7 +145,7 @@ class LlamaModel:
         params.flash_attn_type = _FLASH_ATTN[cfg.flash_attention]
         params.type_k = ggml_type_for(cfg.cache_type_k)
         params.type_v = ggml_type_for(cfg.cache_type_v)
-        params.kv_unified = False
+        params.kv_unified = cfg.kv_unified
         params.no_perf = True
         ctx = llama_cpp.llama_init_from_model(self._model, params)
         if not ctx:
@@ -223,6 +240,8 @@ class LlamaModel:
 
     def info(self, model_id: str) -> ModelInfo:
         path = Path(self.config.model_path)
+        n_layer = int(llama_cpp.llama_model_n_layer(self._model))
+        devices = list_devices()
         return ModelInfo(
             id=model_id,
             path=path,
@@ -237,6 +256,9 @@ class LlamaModel:
             chat_template=self.metadata.get("tokenizer.chat_template"),
             has_fim=self.fim_tokens() is not None,
             created=int(path.stat().st_mtime),
+            n_layer=n_layer,
+            gpu_layers=offloaded_layers(self.config.n_gpu_layers, n_layer, devices),
+            devices=devices,
         )
 
     def close(self) -> None:

@@ -7,7 +7,21 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, LoadState
+
+
+def backend_json(info: ModelInfo) -> dict[str, Any]:
+    """Where the model actually runs: devices and how many layers are offloaded."""
+    return {
+        "gpu_layers": info.gpu_layers,
+        "n_layer": info.n_layer,
+        "devices": [
+            {"name": d.name, "description": d.description, "type": d.kind,
+             "memory_free": d.memory_free, "memory_total": d.memory_total}
+            for d in info.devices
+        ],
+    }  # fmt: skip
 
 
 def admin_router(engine: Engine) -> APIRouter:
@@ -47,6 +61,7 @@ def admin_router(engine: Engine) -> APIRouter:
             ],
             "queue_depth": scheduler.queue_depth if scheduler else 0,
             "decode_tokens_per_s": round(scheduler.decode_tokens_per_s, 2) if scheduler else 0.0,
+            "backend": backend_json(info) if info else None,
         }
 
     return router

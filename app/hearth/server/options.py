@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hearth.core.model_info import FlashAttention, LoadConfig
+from hearth.core.model_info import FlashAttention, LoadConfig, SplitMode
 
 DEFAULT_PORT = 8677
 WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"
@@ -96,6 +96,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
 
 
+def _split_list(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 3,1; got {text!r}") from None
+    if any(v < 0 for v in values) or not any(values):
+        raise argparse.ArgumentTypeError("tensor split values must be >= 0, not all 0")
+    return values
+
+
 def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions:
     keys = [k for k in args.api_key if k]
     if os.environ.get(API_KEY_ENV):
@@ -107,6 +117,10 @@ def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions
         n_ctx=args.ctx,
         n_parallel=args.parallel,
         n_gpu_layers=args.n_gpu_layers,
+        main_gpu=args.main_gpu,
+        split_mode=SplitMode(args.split_mode),
+        tensor_split=args.tensor_split,
+        kv_unified=args.kv_unified,
         n_threads=args.threads,
         n_threads_batch=args.threads_batch,
         n_batch=args.batch,

@@ -110,6 +110,8 @@ def run_server(options: ServeOptions) -> int:
             if not options.announce:  # headless: nothing to serve, so stop
                 server.should_exit = True
             return
+        where = ", ".join(f"{d.name} ({d.description})" for d in info.devices) or "CPU"
+        log.info("Running on %s; %d of %d layers on GPU", where, info.gpu_layers, info.n_layer)
         log.info(
             "Model %s ready (%d slots x %d tokens) on http://%s:%d/v1",
             info.id,
