@@ -64,6 +64,30 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="layers to offload to the GPU (-1 all, 0 none)",
     )
     parser.add_argument(
+        "--main-gpu",
+        "-mg",
+        type=int,
+        default=0,
+        help="GPU for the whole model when --split-mode none",
+    )
+    parser.add_argument(
+        "--split-mode",
+        "-sm",
+        choices=[m.value for m in SplitMode],
+        default=SplitMode.LAYER.value,
+        help="how to split the model across GPUs",
+    )
+    parser.add_argument(
+        "--tensor-split",
+        "-ts",
+        type=_split_list,
+        default=(),
+        help="share of the model per GPU, e.g. 3,1",
+    )
+    parser.add_argument(
+        "--kv-unified", action="store_true", help="one KV buffer shared by all slots"
+    )
+    parser.add_argument(
         "--threads", "-t", type=int, default=0, help="decode threads (0 = physical cores)"
     )
     parser.add_argument(
