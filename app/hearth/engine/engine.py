@@ -66,6 +66,7 @@ class Engine:
         self._template: ChatTemplate | None = None
         self._info: ModelInfo | None = None
         self._cancel_load = threading.Event()
+        self.config: LoadConfig | None = None  # the last load asked for
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
 
@@ -77,6 +78,7 @@ class Engine:
     def load(self, config: LoadConfig) -> ModelInfo:
         """Blocking load (run it in a thread); replaces any model already loaded."""
         self.unload()
+        self.config = config
         model_id = model_id_for(Path(config.model_path))
         self._cancel_load.clear()
         self._state = EngineState(LoadState.LOADING, 0.0, model_id=model_id)
@@ -105,6 +107,11 @@ class Engine:
             self._scheduler = Scheduler(model, max_queue=config.max_queue)
         self._state = EngineState(LoadState.READY, 1.0, model_id=model_id)
         return self._info
+
+    def mark_loading(self, config: LoadConfig) -> None:
+        """Report "loading" at once, before the load thread gets going."""
+        model_id = model_id_for(Path(config.model_path))
+        self._state = EngineState(LoadState.LOADING, 0.0, model_id=model_id)
 
     def cancel_load(self) -> None:
         self._cancel_load.set()

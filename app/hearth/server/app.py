@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
@@ -9,6 +11,7 @@ from hearth import __version__
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import admin_router
 from hearth.server.errors import install_error_handlers
+from hearth.server.load_routes import load_router
 from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.security import AccessMiddleware, AccessPolicy
@@ -28,6 +31,7 @@ def create_app(
     app.include_router(admin_router(engine))
     app.include_router(openai_router(engine))
     app.include_router(ollama_router(engine))
+    app.include_router(load_router(engine))
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -35,5 +39,7 @@ def create_app(
             allow_methods=["GET", "POST", "OPTIONS"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    app.add_middleware(AccessMiddleware, policy=policy)
+    app.add_middleware(
+        AccessMiddleware, policy=replace(policy, allowed_origins=tuple(cors_origins))
+    )
     return app

@@ -26,6 +26,7 @@ class AccessPolicy:
 
     keys: tuple[str, ...] = ()
     loopback_only: bool = True
+    allowed_origins: tuple[str, ...] = ()
 
     def accepts(self, presented: str | None) -> bool:
         if not self.keys:
@@ -43,6 +44,13 @@ def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
                 return token.strip()
         elif name == b"x-api-key":
             return value.decode("latin-1").strip() or None
+    return None
+
+
+def header(headers: Iterable[tuple[bytes, bytes]], wanted: bytes) -> str | None:
+    for name, value in headers:
+        if name == wanted:
+            return value.decode("latin-1")
     return None
 
 
@@ -70,6 +78,18 @@ class AccessMiddleware:
         if self.policy.loopback_only and not host_is_local(headers):
             await _reject(
                 send, 403, "Requests must use a local host name (localhost).", "forbidden_host"
+            )
+            return
+        origin = header(headers, b"origin")
+        if origin is not None and origin not in self.policy.allowed_origins:
+            # Browsers send Origin on cross-site requests, even "simple" no-cors POSTs that
+            # skip the CORS preflight; without this a web page could drive the endpoint.
+            await _reject(
+                send,
+                403,
+                f"Requests from web pages ({origin}) are not allowed. "
+                "Start the server with --cors-origin to allow one.",
+                "forbidden_origin",
             )
             return
         public = scope.get("path") in PUBLIC_PATHS or scope.get("method") == "OPTIONS"
