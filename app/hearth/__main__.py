@@ -12,6 +12,10 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "--quantize":  # the quantizer's own process (library/quantize_job)
+        from hearth.engine.quantize import main as quantize_main
+
+        return quantize_main(args[1:])
     if args and args[0] == "--worker":
         from hearth.cli import worker_main
 

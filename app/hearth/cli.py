@@ -7,13 +7,14 @@ import logging
 import sys
 
 from hearth import __version__
+from hearth.cli_models import add_model_verbs, run_model_verb
 
 log = logging.getLogger(__name__)
 
 
-def configure_logging(verbose: bool) -> None:
+def configure_logging(verbose: bool, *, level: int = logging.INFO) -> None:
     logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
+        level=logging.DEBUG if verbose else level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("client", choices=["continue", "openai", "curl"])
     config.add_argument("--url", default=None, help="endpoint (default http://127.0.0.1:PORT)")
     config.add_argument("--api-key", default=None, help="key to ask the endpoint with")
+    add_model_verbs(verbs)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
@@ -55,12 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(getattr(args, "verbose", False))
+    quiet = args.verb not in ("serve", "gui", None)  # one-shot verbs: warnings only
+    configure_logging(getattr(args, "verbose", False),
+                      level=logging.WARNING if quiet else logging.INFO)  # fmt: skip
     if args.verb == "serve":
         from hearth.server.options import options_from_args
         from hearth.server.runner import run_server
 
         return run_server(options_from_args(args, worker=False))
+    handled = run_model_verb(args)
+    if handled is not None:
+        return handled
     if args.verb == "config":
         return print_client_config(args.client, args.url, args.api_key)
     if args.verb == "gui" or args.verb is None:

@@ -163,7 +163,7 @@ def test_load_knobs_and_backend_report(tiny_model_q8):
         assert [d.kind for d in info.devices][:1] == ["cpu"]
         assert info.devices[0].memory_total > 0
         assert info.n_slots == 2 and info.quantization == "Q8_0"
-        text, finished = asyncio.run(run(engine, greedy("knobs", max_tokens=70)))
+        _, finished = asyncio.run(run(engine, greedy("knobs", max_tokens=70)))
         assert finished.usage.completion_tokens == 70  # more than n_batch/n_ubatch of work
     finally:
         engine.unload()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from hearth.core.sampling import SamplingParams
 
@@ -18,9 +19,29 @@ class FinishReason(str, Enum):
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A function call the model asked for; ``arguments`` is a JSON object as text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call, with its JSON-schema parameters."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import ChatMessage
+from hearth.core.generation import ChatMessage, ToolSpec
+from hearth.engine.tool_calls import flatten_for_plain_template
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -50,19 +51,64 @@ class ChatTemplate:
         except TemplateError as exc:
             raise InvalidRequestError(f"The model's chat template does not compile: {exc}") from exc
 
-    def render(self, messages: Sequence[ChatMessage], *, add_generation_prompt: bool = True) -> str:
-        payload: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in messages]
+    @property
+    def supports_tools(self) -> bool:
+        """Whether the template itself renders a ``tools`` list and tool turns."""
+        return "tools" in self.source and not self.is_fallback
+
+    def render(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        add_generation_prompt: bool = True,
+    ) -> str:
+        has_tool_turns = any(m.tool_calls or m.role == "tool" for m in messages)
+        if (tools or has_tool_turns) and not self.supports_tools:
+            messages = flatten_for_plain_template(messages, tools)
+            tools = ()
+        extra: dict[str, Any] = {}
+        if tools:
+            extra["tools"] = [
+                {"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in tools
+            ]  # fmt: skip
         try:
             return self._template.render(
-                messages=payload,
+                messages=[_message_payload(m) for m in messages],
                 add_generation_prompt=add_generation_prompt,
                 bos_token=self.bos_token,
                 eos_token=self.eos_token,
+                **extra,
             )
         except InvalidRequestError:
             raise
         except TemplateError as exc:
             raise InvalidRequestError(f"The model's chat template failed: {exc}") from exc
+
+
+def _message_payload(message: ChatMessage) -> dict[str, Any]:
+    payload: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        payload["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": _json_or_text(c.arguments)}}
+            for c in message.tool_calls
+        ]  # fmt: skip
+    if message.tool_call_id:
+        payload["tool_call_id"] = message.tool_call_id
+    return payload
+
+
+def _json_or_text(text: str) -> Any:
+    """Templates index into arguments as a mapping (HF convention), so decode them."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:

@@ -22,6 +22,7 @@ from hearth.core.generation import (
     Finished,
     GenerationEvent,
     GenerationRequest,
+    ToolSpec,
 )
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.engine.chat_template import ChatTemplate
@@ -30,6 +31,7 @@ from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.scheduler import Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
+from hearth.engine.tool_calls import ToolFormat, detect_format
 
 log = logging.getLogger(__name__)
 
@@ -152,11 +154,16 @@ class Engine:
         return model, scheduler, template, info
 
     # ------------------------------------------------------------------ prompts
-    def render_chat(self, messages: Sequence[ChatMessage]) -> str:
+    def render_chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> str:
         _, _, template, _ = self._ready()
         if not messages:
             raise InvalidRequestError("messages must not be empty.", param="messages")
-        return template.render(messages)
+        return template.render(messages, tools=tools)
+
+    @property
+    def tool_format(self) -> ToolFormat:
+        _, _, template, _ = self._ready()
+        return detect_format(None if template.is_fallback else template.source)
 
     def tokenize_prompt(self, text: str, *, add_bos: bool = True) -> list[int]:
         model, _, template, _ = self._ready()

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from hearth.core.errors import HearthError
 from hearth.engine.backend import _log_callback as backend_log_callback
 from hearth.engine.backend import ensure_backend
 from hearth.library.errors import InvalidModelFileError
-from hearth.library.gguf_metadata import read_metadata
+from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 
 log = logging.getLogger(__name__)
 llama_log = logging.getLogger("hearth.llama_cpp")
@@ -56,6 +57,12 @@ QUANT_TYPES: dict[str, int] = {
     "F16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16,
     "BF16": llama_cpp.LLAMA_FTYPE_MOSTLY_BF16,
 }
+# Typical bits per weight of each output, to check for disk space before starting.
+BITS_PER_WEIGHT = {
+    "Q8_0": 8.5, "Q6_K": 6.6, "Q5_K_M": 5.7, "Q5_K_S": 5.5, "Q5_1": 6.0, "Q5_0": 5.5,
+    "Q4_K_M": 4.9, "Q4_K_S": 4.6, "Q4_1": 5.0, "Q4_0": 4.5, "IQ4_NL": 4.5, "IQ4_XS": 4.3,
+    "Q3_K_L": 4.3, "Q3_K_M": 3.9, "Q3_K_S": 3.5, "Q2_K": 3.4, "F16": 16.0, "BF16": 16.0,
+}  # fmt: skip
 SOURCE_TYPES = ("F32", "F16", "BF16")  # full-precision files worth quantizing from
 _TENSOR_LINE = re.compile(rb"^\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
@@ -107,7 +114,7 @@ class _ProgressLog:
                 log.exception("quantize progress callback failed")
 
 
-def _check_source(src: Path, allow_requantize: bool) -> str:
+def _check_source(src: Path, allow_requantize: bool) -> GgufMetadata:
     try:
         meta = read_metadata(src)
     except InvalidModelFileError as exc:
@@ -117,7 +124,18 @@ def _check_source(src: Path, allow_requantize: bool) -> str:
             f"{src.name} is already quantized ({meta.quantization}). Quantizing it again "
             "loses quality; start from the F16, BF16 or F32 file."
         )
-    return meta.quantization
+    return meta
+
+
+def _check_disk_space(meta: GgufMetadata, qtype: str, folder: Path) -> None:
+    needed = int(meta.parameter_count * BITS_PER_WEIGHT.get(qtype, 16.0) / 8 * 1.05)
+    needed += meta.data_offset
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise QuantizeError(
+            f"Quantizing to {qtype} writes about {needed / 1e9:.1f} GB, but only "
+            f"{free / 1e9:.1f} GB is free in {folder}. Free some space or pick another folder."
+        )
 
 
 def quantize_model(
@@ -141,8 +159,9 @@ def quantize_model(
         raise QuantizeError("The output file must differ from the input file.")
     if dst.exists() and not overwrite:
         raise QuantizeError(f"{dst} already exists; pick another name or delete it first.")
-    source_type = _check_source(src, allow_requantize)
+    meta = _check_source(src, allow_requantize)
     dst.parent.mkdir(parents=True, exist_ok=True)
+    _check_disk_space(meta, key, dst.parent)
     part = part_path(dst)
     part.unlink(missing_ok=True)
 
@@ -153,7 +172,7 @@ def quantize_model(
     params.allow_requantize = allow_requantize
     sink = _ProgressLog(on_progress)
     llama_cpp.llama_log_set(sink.callback, ctypes.c_void_p(0))
-    log.info("quantizing %s (%s) to %s as %s", src.name, source_type, dst, key)
+    log.info("quantizing %s (%s) to %s as %s", src.name, meta.quantization, dst, key)
     try:
         rc = llama_cpp.llama_model_quantize(
             str(src).encode("utf-8"), str(part).encode("utf-8"), ctypes.byref(params)

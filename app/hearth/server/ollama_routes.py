@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -16,8 +17,16 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth import __version__
 from hearth.core.errors import HearthError
-from hearth.core.generation import ChatMessage, Finished, FinishReason, GenerationRequest, TextDelta
+from hearth.core.generation import (
+    ChatMessage,
+    Finished,
+    FinishReason,
+    GenerationRequest,
+    TextDelta,
+    ToolCall,
+)
 from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, parse_output
 from hearth.server.common import collect, resolve_model
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
@@ -76,7 +85,9 @@ def ollama_router(engine: Engine) -> APIRouter:
         name = ollama_name(info)
         if not body.messages:
             return JSONResponse(_loaded(name, {"message": {"role": "assistant", "content": ""}}))
-        prompt = engine.render_chat(body.chat_messages())
+        tools = body.tool_specs()
+        tool_format = engine.tool_format if tools else None
+        prompt = engine.render_chat(body.chat_messages(), tools)
         stream = await engine.start(
             GenerationRequest(prompt=prompt, params=body.options.to_sampling())
         )
@@ -86,10 +97,14 @@ def ollama_router(engine: Engine) -> APIRouter:
             return {"model": name, "created_at": now_iso(), "message": message, "done": False}
 
         def final(finished: Finished, text: str) -> dict[str, Any]:
-            message = {"role": "assistant", "content": text}
+            message: dict[str, Any] = {"role": "assistant", "content": text}
             return {"model": name, "created_at": now_iso(), "message": message,
                     **final_stats(finished)}  # fmt: skip
 
+        if tool_format is not None:
+            return await _respond_with_tools(
+                request, stream, streaming=body.stream, fmt=tool_format, chunk=chunk, final=final
+            )
         return await _respond(request, stream, body.stream, chunk, final)
 
     @router.post("/generate", response_model=None)
@@ -142,6 +157,54 @@ def ollama_router(engine: Engine) -> APIRouter:
         return {"embedding": result.vectors[0]}
 
     return router
+
+
+async def _respond_with_tools(
+    request: Request,
+    stream: GenerationStream,
+    *,
+    streaming: bool,
+    fmt: ToolFormat,
+    chunk: ChunkMaker,
+    final: FinalMaker,
+) -> JSONResponse | StreamingResponse:
+    """Like _respond, but tool calls are parsed out of the reply into message.tool_calls."""
+
+    def with_calls(payload: dict[str, Any], calls: list[ToolCall]) -> dict[str, Any]:
+        if calls:
+            payload["message"]["tool_calls"] = [
+                {"function": {"name": c.name, "arguments": json.loads(c.arguments)}} for c in calls
+            ]
+        return payload
+
+    if not streaming:
+        text, finished = await collect(request, stream)
+        if finished.reason is FinishReason.ERROR:
+            return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
+        parsed = parse_output(text, fmt)
+        return JSONResponse(with_calls(final(finished, parsed.content), parsed.calls))
+
+    async def events() -> AsyncIterator[bytes]:
+        tool_filter = ToolCallFilter(fmt)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text = tool_filter.feed(event.text)
+                    if text:
+                        yield ndjson(chunk(text))
+                elif event.reason is FinishReason.ERROR:
+                    yield ndjson({"error": event.error or "Generation failed."})
+                else:
+                    parsed = tool_filter.finish()
+                    if parsed.content:
+                        yield ndjson(chunk(parsed.content))
+                    if parsed.calls:
+                        yield ndjson(with_calls(chunk(""), parsed.calls))
+                    yield ndjson(final(event, ""))
+        finally:
+            stream.cancel()
+
+    return StreamingResponse(events(), media_type="application/x-ndjson")
 
 
 def _loaded(name: str, payload: dict[str, Any]) -> dict[str, Any]:

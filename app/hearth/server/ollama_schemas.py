@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hearth.core.generation import ChatMessage
+from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
 from hearth.core.sampling import SamplingParams
-from hearth.server.openai_schemas import MAX_STOP_STRINGS
+from hearth.server.openai_schemas import MAX_MESSAGES, MAX_STOP_STRINGS, ToolIn
 
 
 class _Lenient(BaseModel):
@@ -79,17 +80,44 @@ class _OllamaRequest(_Lenient):
         return value
 
 
+class OllamaFunctionCall(_Lenient):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class OllamaToolCall(_Lenient):
+    function: OllamaFunctionCall
+
+
 class OllamaMessage(_Lenient):
     role: str
     content: str = ""
     images: list[str] | None = None
+    tool_calls: list[OllamaToolCall] | None = None
 
 
 class OllamaChatRequest(_OllamaRequest):
-    messages: list[OllamaMessage] = Field(default_factory=list)
+    messages: list[OllamaMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
+    tools: list[ToolIn] | None = Field(default=None, max_length=128)
 
     def chat_messages(self) -> list[ChatMessage]:
-        return [ChatMessage(role=m.role, content=m.content) for m in self.messages]
+        return [
+            ChatMessage(
+                role=m.role,
+                content=m.content,
+                tool_calls=tuple(
+                    ToolCall(f"call_{i}", c.function.name, json.dumps(c.function.arguments))
+                    for i, c in enumerate(m.tool_calls or ())
+                ),
+            )
+            for m in self.messages
+        ]
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(t.function.name, t.function.description, t.function.parameters)
+            for t in self.tools or ()
+        ]
 
 
 class OllamaGenerateRequest(_OllamaRequest):

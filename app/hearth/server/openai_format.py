@@ -10,7 +10,7 @@ import struct
 import time
 from typing import Any
 
-from hearth.core.generation import Finished, FinishReason, Timings, Usage
+from hearth.core.generation import Finished, FinishReason, Timings, ToolCall, Usage
 from hearth.core.model_info import ModelInfo
 from hearth.engine.embedder import Embeddings
 
@@ -110,9 +110,14 @@ class ChunkWriter:
     def delta(self, text: str) -> dict[str, Any]:
         return self._chunk([self._choice(text, None)])
 
-    def closing(self, finished: Finished) -> dict[str, Any]:
+    def tool_calls(self, calls: list[ToolCall]) -> dict[str, Any]:
+        delta = {"tool_calls": tool_calls_json(calls, with_index=True)}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+        return self._chunk([choice])
+
+    def closing(self, finished: Finished, reason: str | None = None) -> dict[str, Any]:
         return self._chunk(
-            [self._choice(None if self.chat else "", finish_reason(finished))],
+            [self._choice(None if self.chat else "", reason or finish_reason(finished))],
             usage=usage_json(finished.usage),
             timings=timings_json(finished.timings),
         )
@@ -121,12 +126,38 @@ class ChunkWriter:
         return self._chunk([], usage=usage_json(finished.usage))
 
 
-def completion_json(*, chat: bool, model: str, text: str, finished: Finished) -> dict[str, Any]:
-    reason = finish_reason(finished)
+def tool_calls_json(calls: list[ToolCall], *, with_index: bool = False) -> list[dict[str, Any]]:
+    out = []
+    for index, call in enumerate(calls):
+        item: dict[str, Any] = {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+        if with_index:
+            item["index"] = index
+        out.append(item)
+    return out
+
+
+def completion_json(
+    *,
+    chat: bool,
+    model: str,
+    text: str,
+    finished: Finished,
+    tool_calls: list[ToolCall] | None = None,
+) -> dict[str, Any]:
+    reason = "tool_calls" if tool_calls else finish_reason(finished)
     if chat:
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if tool_calls:
+            message["tool_calls"] = tool_calls_json(tool_calls)
+        else:
+            message["content"] = text
         choice: dict[str, Any] = {
             "index": 0,
-            "message": {"role": "assistant", "content": text},
+            "message": message,
             "logprobs": None,
             "finish_reason": reason,
         }

@@ -10,10 +10,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth.core.errors import HearthError, InvalidRequestError
-from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
+from hearth.core.generation import (
+    Finished,
+    FinishReason,
+    GenerationRequest,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+)
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
+from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
 from hearth.server.common import collect, resolve_model
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.openai_format import (
@@ -55,10 +63,13 @@ def openai_router(engine: Engine) -> APIRouter:
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
         info = resolve_model(engine, body.model)
-        prompt = engine.render_chat(body.chat_messages())
-        params = body.to_sampling(default_max_tokens=None, grammar=grammar_for(body))
+        tools = body.tool_specs()
+        tool_format = engine.tool_format if tools else None
+        prompt = engine.render_chat(body.chat_messages(), tools)
+        grammar = forced_call_grammar(body, tools, tool_format) or grammar_for(body)
+        params = body.to_sampling(default_max_tokens=None, grammar=grammar)
         stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
-        return await _respond(request, stream, body, info, chat=True)
+        return await _respond(request, stream, body, info, chat=True, tool_format=tool_format)
 
     @router.post("/v1/completions", response_model=None)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
@@ -98,6 +109,22 @@ def openai_router(engine: Engine) -> APIRouter:
     return router
 
 
+def forced_call_grammar(
+    body: ChatCompletionRequest, tools: list[ToolSpec], fmt: ToolFormat | None
+) -> str | None:
+    """tool_choice "required" or a named function: a grammar makes the model call it."""
+    choice = body.tool_choice
+    if not tools or fmt is None or choice in (None, "auto", "none"):
+        return None
+    if choice == "required":
+        return call_grammar(tools, fmt)
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        if isinstance(name, str):
+            return call_grammar(tools, fmt, only=name)
+    raise InvalidRequestError(f"Unsupported tool_choice: {choice!r}", param="tool_choice")
+
+
 def grammar_for(body: SamplingFields) -> str | None:
     """OpenAI's response_format as a GBNF grammar (None for plain text)."""
     fmt = body.response_format
@@ -126,11 +153,13 @@ async def _respond(
     *,
     chat: bool,
     echo: str = "",
+    tool_format: ToolFormat | None = None,
 ) -> JSONResponse | StreamingResponse:
     if body.stream:
         writer = ChunkWriter(chat=chat, model=info.id)
+        tool_filter = ToolCallFilter(tool_format) if tool_format else None
         return StreamingResponse(
-            _stream_events(stream, writer, body.include_usage(), echo),
+            _stream_events(stream, writer, body.include_usage(), echo, tool_filter),
             media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
@@ -140,13 +169,23 @@ async def _respond(
             error_body(finished.error or "Generation failed.", "server_error", "engine_failed"),
             status_code=500,
         )
+    calls: list[ToolCall] = []
+    if tool_format is not None:
+        parsed = parse_output(text, tool_format)
+        text, calls = parsed.content, parsed.calls
     return JSONResponse(
-        completion_json(chat=chat, model=info.id, text=echo + text, finished=finished)
+        completion_json(
+            chat=chat, model=info.id, text=echo + text, finished=finished, tool_calls=calls
+        )
     )
 
 
 async def _stream_events(
-    stream: GenerationStream, writer: ChunkWriter, include_usage: bool, echo: str
+    stream: GenerationStream,
+    writer: ChunkWriter,
+    include_usage: bool,
+    echo: str,
+    tool_filter: ToolCallFilter | None = None,
 ) -> AsyncIterator[bytes]:
     try:
         opening = writer.opening()
@@ -156,7 +195,9 @@ async def _stream_events(
             yield sse(writer.delta(echo))
         async for event in stream:
             if isinstance(event, TextDelta):
-                yield sse(writer.delta(event.text))
+                text = tool_filter.feed(event.text) if tool_filter else event.text
+                if text:
+                    yield sse(writer.delta(text))
             elif isinstance(event, Finished):
                 if event.reason is FinishReason.ERROR:
                     yield sse(
@@ -165,7 +206,15 @@ async def _stream_events(
                         )
                     )
                 else:
-                    yield sse(writer.closing(event))
+                    calls = []
+                    if tool_filter is not None:
+                        parsed = tool_filter.finish()
+                        if parsed.content:
+                            yield sse(writer.delta(parsed.content))
+                        calls = parsed.calls
+                        if calls:
+                            yield sse(writer.tool_calls(calls))
+                    yield sse(writer.closing(event, "tool_calls" if calls else None))
                     if include_usage:
                         yield sse(writer.usage_only(event))
         yield sse("[DONE]")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hearth.core.generation import ChatMessage
+from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
 from hearth.core.sampling import SamplingParams
 
 MAX_STOP_STRINGS = 8
+MAX_MESSAGES = 4096
 MAX_LOGIT_BIAS = 1024
 
 
@@ -24,10 +26,34 @@ class ContentPart(_Lenient):
     text: str | None = None
 
 
+class FunctionCallIn(_Lenient):
+    name: str
+    arguments: str | dict[str, Any] = "{}"
+
+
+class ToolCallIn(_Lenient):
+    id: str = ""
+    type: str = "function"
+    function: FunctionCallIn
+
+
+class FunctionSpecIn(_Lenient):
+    name: str = Field(min_length=1, max_length=64)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolIn(_Lenient):
+    type: Literal["function"] = "function"
+    function: FunctionSpecIn
+
+
 class Message(_Lenient):
     role: Literal["system", "user", "assistant", "tool", "developer"]
     content: str | list[ContentPart] | None = None
     name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
 
     def text(self) -> str:
         if self.content is None:
@@ -128,12 +154,36 @@ class SamplingFields(_Lenient):
 
 
 class ChatCompletionRequest(SamplingFields):
-    messages: list[Message] = Field(min_length=1)
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    tools: list[ToolIn] | None = Field(default=None, max_length=128)
+    tool_choice: str | dict[str, Any] | None = None
 
     def chat_messages(self) -> list[ChatMessage]:
         return [
-            ChatMessage(role="system" if m.role == "developer" else m.role, content=m.text())
+            ChatMessage(
+                role="system" if m.role == "developer" else m.role,
+                content=m.text(),
+                tool_calls=tuple(
+                    ToolCall(
+                        c.id or f"call_{i}",
+                        c.function.name,
+                        c.function.arguments
+                        if isinstance(c.function.arguments, str)
+                        else json.dumps(c.function.arguments),
+                    )
+                    for i, c in enumerate(m.tool_calls or ())
+                ),
+                tool_call_id=m.tool_call_id,
+            )
             for m in self.messages
+        ]
+
+    def tool_specs(self) -> list[ToolSpec]:
+        if self.tool_choice == "none":
+            return []
+        return [
+            ToolSpec(t.function.name, t.function.description, t.function.parameters)
+            for t in self.tools or ()
         ]
 
 

@@ -1,0 +1,368 @@
+"""Will this model fit? Memory llama.cpp will allocate, and where it can go.
+
+The estimate follows what llama.cpp allocates when it loads a model and creates a
+context, counted the way its own log lines report them:
+
+- model buffers: every tensor's bytes (``blk.N.*`` per layer, plus embeddings/output);
+- KV cache: ``cells * n_layer * (n_head_kv * k_len * bytes(K) + n_head_kv * v_len *
+  bytes(V))``, where cells is the context per slot, padded to 256, times the slots;
+- compute buffer: the largest set of activations live at once for one micro-batch
+  (attention, feed-forward or output logits), which llama.cpp reserves up front;
+- output buffer: one row of logits per slot.
+
+Layers are offloaded to the GPU from the last one backwards, as llama.cpp does; the
+output layer goes last, and only with it is the offload "full". The token embeddings
+always stay in RAM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import gguf
+
+from hearth.core.model_info import FlashAttention, LoadConfig
+from hearth.hardware.probe import SystemMemory
+from hearth.library.gguf_metadata import GgufMetadata
+
+GIB = 1024**3
+MIB = 1024**2
+KV_CELL_PAD = 256  # llama.cpp pads the per-sequence context to a multiple of this
+CUDA_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace: not in llama.cpp's log
+RAM_RESERVE_BYTES = 256 * MIB  # the worker process itself: Python, libraries, server
+
+_KV_TYPES = {
+    "f32": gguf.GGMLQuantizationType.F32,
+    "f16": gguf.GGMLQuantizationType.F16,
+    "bf16": gguf.GGMLQuantizationType.BF16,
+    "q8_0": gguf.GGMLQuantizationType.Q8_0,
+    "q5_1": gguf.GGMLQuantizationType.Q5_1,
+    "q5_0": gguf.GGMLQuantizationType.Q5_0,
+    "q4_1": gguf.GGMLQuantizationType.Q4_1,
+    "q4_0": gguf.GGMLQuantizationType.Q4_0,
+    "iq4_nl": gguf.GGMLQuantizationType.IQ4_NL,
+}
+KV_CACHE_TYPES = tuple(_KV_TYPES)
+
+
+def kv_row_bytes(cache_type: str, n_elements: int) -> int:
+    """Bytes of ``n_elements`` KV values stored as ``cache_type`` ("f16", "q8_0", ...)."""
+    try:
+        block, size = gguf.GGML_QUANT_SIZES[_KV_TYPES[cache_type.lower()]]
+    except KeyError:
+        raise ValueError(
+            f"unknown KV cache type {cache_type!r}; use one of {', '.join(KV_CACHE_TYPES)}"
+        ) from None
+    return -(-n_elements // block) * size
+
+
+class FitVerdict(str, Enum):
+    FULL_GPU = "full GPU offload"
+    PARTIAL_GPU = "partial GPU offload"
+    CPU_ONLY = "CPU only"
+    WONT_FIT = "won't fit"
+
+
+@dataclass(frozen=True)
+class ContextPlan:
+    """The context a model would be loaded with (the engine's LoadConfig knobs)."""
+
+    n_ctx: int = 4096  # per slot
+    n_slots: int = 1
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    flash_attention: bool = True
+    n_batch: int = 512
+    n_ubatch: int = 512
+    kv_unified: bool = False
+
+    @classmethod
+    def from_load_config(cls, config: LoadConfig) -> ContextPlan:
+        """The plan the engine would load ``config`` with. Flash attention "auto" counts
+        as on: llama.cpp enables it on the CPU and on current GPUs."""
+        return cls(
+            n_ctx=config.n_ctx,
+            n_slots=config.n_parallel,
+            cache_type_k=config.cache_type_k,
+            cache_type_v=config.cache_type_v,
+            flash_attention=config.flash_attention is not FlashAttention.OFF,
+            n_batch=config.n_batch,
+            n_ubatch=config.n_ubatch,
+            kv_unified=config.kv_unified,
+        )
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes llama.cpp allocates for one model and context, before any GPU split."""
+
+    layer_weights: tuple[int, ...]
+    embedding_bytes: int  # token_embd: always in RAM
+    output_bytes: int  # output head + final norm: on the GPU only with full offload
+    other_bytes: int  # other non-layer tensors (rope factors, ...)
+    kv_per_layer: int
+    kv_cells: int
+    compute_bytes: int  # the compute buffer, per device that runs layers
+    gpu_compute_bytes: int  # the GPU's share when the output layer is not on it
+    logits_bytes: int  # llama.cpp's "output buffer"
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layer_weights)
+
+    @property
+    def weights_bytes(self) -> int:
+        return sum(self.layer_weights) + self.embedding_bytes + self.output_bytes + self.other_bytes
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        return self.kv_per_layer * self.n_layers
+
+    @property
+    def total_bytes(self) -> int:
+        """All of it in one place: what a CPU-only load allocates."""
+        return self.weights_bytes + self.kv_cache_bytes + self.compute_bytes + self.logits_bytes
+
+
+@dataclass(frozen=True)
+class FitEstimate:
+    verdict: FitVerdict
+    gpu_layers: int  # layers placed on the GPU (0..n_layers)
+    n_layers: int
+    n_gpu_layers: int  # the value for llama.cpp's n_gpu_layers (-1: everything)
+    gpu_bytes: int
+    ram_bytes: int
+    free_vram: int
+    available_ram: int
+    memory: MemoryBreakdown
+    summary: str
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _kv_heads(meta: GgufMetadata, n_layers: int) -> list[int]:
+    if len(meta.head_count_kv_per_layer) == n_layers:
+        return list(meta.head_count_kv_per_layer)
+    heads = meta.head_count_kv or meta.head_count or 0
+    return [heads] * n_layers
+
+
+def estimate_memory(
+    meta: GgufMetadata, plan: ContextPlan, *, weight_scale: float = 1.0
+) -> MemoryBreakdown:
+    """What llama.cpp allocates for ``meta`` with ``plan``; ``weight_scale`` resizes the
+    weights (to judge another quantization of the same model from its file size)."""
+    n_layers = meta.block_count or 0
+    layers = [round(b * weight_scale) for b in meta.layer_bytes()]
+    embedding = output = other = 0
+    for tensor in meta.non_layer_tensors():
+        size = round(tensor.n_bytes * weight_scale)
+        if tensor.name.startswith("token_embd."):
+            embedding += size
+        elif tensor.name.startswith("output"):
+            output += size
+        else:
+            other += size
+
+    n_ctx_seq = -(-max(1, plan.n_ctx) // KV_CELL_PAD) * KV_CELL_PAD
+    if plan.kv_unified:
+        n_kv = -(-max(1, plan.n_ctx * plan.n_slots) // KV_CELL_PAD) * KV_CELL_PAD
+        cells = n_kv
+    else:
+        n_kv = n_ctx_seq
+        cells = n_ctx_seq * plan.n_slots
+
+    n_embd = meta.embedding_length or 0
+    n_head = meta.head_count or 0
+    k_len = meta.key_length or (n_embd // n_head if n_head else 0)
+    v_len = meta.value_length or (n_embd // n_head if n_head else 0)
+    per_layer_kv = [
+        cells
+        * (kv_row_bytes(plan.cache_type_k, h * k_len) + kv_row_bytes(plan.cache_type_v, h * v_len))
+        for h in _kv_heads(meta, n_layers)
+    ]
+    kv_per_layer = max(per_layer_kv, default=0)
+
+    # Compute buffer: floats live per token of the worst-case micro-batch. Measured
+    # against llama.cpp's "compute buffer size" lines: the KQ mask (f16 with flash
+    # attention) plus the largest of attention, feed-forward and output-logits phases.
+    tokens = min(plan.n_ubatch, plan.n_batch, max(1, plan.n_ctx * plan.n_slots))
+    n_vocab = meta.vocab_size or 0
+    n_ff = meta.feed_forward_length or 4 * n_embd
+    mask = n_kv / 2 if plan.flash_attention else n_kv
+    n_embd_kv = max(_kv_heads(meta, n_layers), default=0) * max(k_len, v_len)
+    attention = 5 * n_embd + 2 * n_embd_kv + (0 if plan.flash_attention else n_head * n_kv)
+    feed_forward = 4 * n_ff + n_embd
+    logits = n_vocab + n_embd
+    per_token = mask + max(attention, feed_forward, logits) + 8
+    gpu_per_token = mask + max(attention, feed_forward) + 8
+    return MemoryBreakdown(
+        layer_weights=tuple(layers),
+        embedding_bytes=embedding,
+        output_bytes=output,
+        other_bytes=other,
+        kv_per_layer=kv_per_layer,
+        kv_cells=cells,
+        compute_bytes=int(tokens * 4 * per_token),
+        gpu_compute_bytes=int(tokens * 4 * gpu_per_token),
+        logits_bytes=n_vocab * 4 * plan.n_slots,
+    )
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def _gib(n: int) -> str:
+    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
+
+
+def _split(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) with the last ``gpu_layers`` layers on the GPU."""
+    if gpu_layers == 0:
+        return 0, mem.total_bytes
+    on_gpu = mem.layer_weights[mem.n_layers - gpu_layers :]
+    gpu = sum(on_gpu) + gpu_layers * mem.kv_per_layer
+    cpu_weights = sum(mem.layer_weights) - sum(on_gpu) + mem.embedding_bytes + mem.other_bytes
+    cpu = cpu_weights + (mem.n_layers - gpu_layers) * mem.kv_per_layer + mem.logits_bytes
+    if full:
+        gpu += mem.output_bytes + mem.compute_bytes
+        cpu += mem.compute_bytes // 8  # host-side inputs and copies only
+    else:
+        gpu += mem.gpu_compute_bytes
+        cpu += mem.output_bytes + mem.compute_bytes
+    return gpu, cpu
+
+
+def estimate_fit(
+    meta: GgufMetadata,
+    plan: ContextPlan,
+    system: SystemMemory,
+    *,
+    weight_scale: float = 1.0,
+) -> FitEstimate:
+    """Decide where the model goes: all on the GPU, split, CPU only, or nowhere."""
+    mem = estimate_memory(meta, plan, weight_scale=weight_scale)
+    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
+    vram = sum(
+        max(0, gpu.free_bytes - (0 if gpu.unified_memory else CUDA_RESERVE_BYTES))
+        for gpu in system.gpus
+    )
+    unified = system.unified_memory
+    n = mem.n_layers
+
+    def fits(gpu: int, cpu: int) -> bool:
+        if unified:  # one pool: the GPU's share is capped, both come out of RAM
+            return gpu <= vram and gpu + cpu <= ram
+        return gpu <= vram and cpu <= ram
+
+    def result(verdict: FitVerdict, layers: int, full: bool, summary: str) -> FitEstimate:
+        gpu, cpu = _split(mem, layers, full)
+        return FitEstimate(
+            verdict=verdict,
+            gpu_layers=layers,
+            n_layers=n,
+            n_gpu_layers=-1 if full else layers,
+            gpu_bytes=gpu,
+            ram_bytes=cpu,
+            free_vram=vram,
+            available_ram=ram,
+            memory=mem,
+            summary=summary,
+        )
+
+    if system.gpus and n > 0:
+        gpu, cpu = _split(mem, n, True)
+        if fits(gpu, cpu):
+            return result(
+                FitVerdict.FULL_GPU,
+                n,
+                True,
+                f"Full GPU offload: {_gib(gpu)} of GPU memory ({_gib(vram)} free) and "
+                f"{_gib(cpu)} of RAM ({_gib(ram)} available).",
+            )
+        for layers in range(n, 0, -1):
+            gpu, cpu = _split(mem, layers, False)
+            if gpu <= vram:
+                if fits(gpu, cpu):
+                    return result(
+                        FitVerdict.PARTIAL_GPU,
+                        layers,
+                        False,
+                        f"{layers} of {n} layers on GPU: {_gib(gpu)} of GPU memory "
+                        f"({_gib(vram)} free) plus {_gib(cpu)} of RAM ({_gib(ram)} "
+                        "available). Generation is slower than with full offload.",
+                    )
+                break  # fewer GPU layers only need more RAM
+
+    total = mem.total_bytes
+    if total <= ram:
+        return result(
+            FitVerdict.CPU_ONLY,
+            0,
+            False,
+            f"CPU only: {_gib(total)} of RAM ({_gib(ram)} available)"
+            + (", no GPU memory to spare." if system.gpus else ", no usable GPU."),
+        )
+    return result(
+        FitVerdict.WONT_FIT,
+        0,
+        False,
+        f"Won't fit: needs {_gib(total)} (weights {_gib(mem.weights_bytes)}, KV cache "
+        f"{_gib(mem.kv_cache_bytes)}), but only {_gib(ram)} of RAM"
+        + (f" and {_gib(vram)} of GPU memory are" if system.gpus else " is")
+        + " free. Pick a smaller quantization or a shorter context.",
+    )
+
+
+# --------------------------------------------------------------------------- quant choice
+
+
+@dataclass(frozen=True)
+class QuantCandidate:
+    """One quantization of a model on offer, e.g. a file in a Hub repo."""
+
+    label: str  # "Q4_K_M"
+    size_bytes: int  # file size (all shards)
+    name: str | None = None  # file name or id, for the caller
+
+
+@dataclass(frozen=True)
+class QuantSuggestion:
+    candidate: QuantCandidate
+    estimate: FitEstimate
+    ranked: tuple[tuple[QuantCandidate, FitEstimate], ...]  # every candidate, largest first
+
+
+def rank_quantizations(
+    meta: GgufMetadata,
+    candidates: Sequence[QuantCandidate],
+    plan: ContextPlan,
+    system: SystemMemory,
+) -> list[tuple[QuantCandidate, FitEstimate]]:
+    """Estimate each candidate from ``meta`` (any quantization of the same model):
+    the architecture and context are shared, only the weights scale with file size."""
+    base = max(1, meta.tensor_bytes)
+    ranked = []
+    for cand in sorted(candidates, key=lambda c: c.size_bytes, reverse=True):
+        scale = max(0, cand.size_bytes - meta.data_offset) / base
+        ranked.append((cand, estimate_fit(meta, plan, system, weight_scale=scale)))
+    return ranked
+
+
+def suggest_quantization(
+    meta: GgufMetadata,
+    candidates: Sequence[QuantCandidate],
+    plan: ContextPlan,
+    system: SystemMemory,
+) -> QuantSuggestion | None:
+    """The largest candidate that runs fully on the GPU; failing that, the largest that
+    fits at all (split or CPU only); None when none fits."""
+    ranked = rank_quantizations(meta, candidates, plan, system)
+    for wanted in ({FitVerdict.FULL_GPU}, {FitVerdict.PARTIAL_GPU, FitVerdict.CPU_ONLY}):
+        for cand, est in ranked:
+            if est.verdict in wanted:
+                return QuantSuggestion(cand, est, tuple(ranked))
+    return None

@@ -1,0 +1,244 @@
+"""The fit estimator: KV-cache arithmetic, placement verdicts and quant suggestions.
+
+Uses the header of a Llama-3-8B-shaped Q4_K_M model (the real tensor shapes and types,
+no weights) and made-up machines; the comparison with what llama.cpp really allocates
+is in tests/integration/test_fit_estimate.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import gguf
+import pytest
+
+from hearth.hardware.fit import (
+    CUDA_RESERVE_BYTES,
+    ContextPlan,
+    FitVerdict,
+    QuantCandidate,
+    estimate_fit,
+    estimate_memory,
+    kv_row_bytes,
+    rank_quantizations,
+    suggest_quantization,
+)
+from hearth.hardware.probe import GpuInfo, SystemMemory, apple_gpu
+from hearth.library.gguf_metadata import GgufMetadata, TensorInfo, tensor_nbytes
+
+GIB = 1024**3
+MIB = 1024**2
+Q = gguf.GGMLQuantizationType
+
+
+def tensor(name: str, shape: tuple[int, ...], qtype: Q, offset: int = 0) -> TensorInfo:
+    n = 1
+    for d in shape:
+        n *= d
+    return TensorInfo(
+        name, shape, int(qtype), qtype.name, n, tensor_nbytes(qtype, shape) or 0, offset
+    )
+
+
+def llama3_8b(n_layer: int = 32) -> GgufMetadata:
+    d, ff, kv, vocab = 4096, 14336, 1024, 128256
+    tensors = [
+        tensor("token_embd.weight", (d, vocab), Q.Q4_K),
+        tensor("output.weight", (d, vocab), Q.Q6_K),
+        tensor("output_norm.weight", (d,), Q.F32),
+    ]
+    for i in range(n_layer):
+        tensors += [
+            tensor(f"blk.{i}.attn_norm.weight", (d,), Q.F32),
+            tensor(f"blk.{i}.attn_q.weight", (d, d), Q.Q4_K),
+            tensor(f"blk.{i}.attn_k.weight", (d, kv), Q.Q4_K),
+            tensor(f"blk.{i}.attn_v.weight", (d, kv), Q.Q6_K),
+            tensor(f"blk.{i}.attn_output.weight", (d, d), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_norm.weight", (d,), Q.F32),
+            tensor(f"blk.{i}.ffn_gate.weight", (d, ff), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_up.weight", (d, ff), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_down.weight", (ff, d), Q.Q6_K),
+        ]
+    return GgufMetadata(
+        architecture="llama",
+        name="Meta Llama 3 8B Instruct",
+        version=3,
+        parameter_count=sum(t.n_elements for t in tensors),
+        file_type=15,
+        quantization="Q4_K_M",
+        context_length=8192,
+        embedding_length=d,
+        feed_forward_length=ff,
+        block_count=n_layer,
+        head_count=32,
+        head_count_kv=8,
+        head_count_kv_per_layer=(),
+        key_length=None,
+        value_length=None,
+        vocab_size=vocab,
+        chat_template="{{ x }}",
+        fim_token_ids=None,
+        tensors=tuple(tensors),
+        data_offset=8 * MIB,
+        expected_size=0,
+        file_size=None,
+        split_count=1,
+        kv={},
+    )
+
+
+META = llama3_8b()
+
+
+def machine(ram_gib: float, *vram_gib: float) -> SystemMemory:
+    gpus = tuple(
+        GpuInfo(f"GPU {i}", int(v * GIB), int(v * GIB), "cuda") for i, v in enumerate(vram_gib)
+    )
+    return SystemMemory(int(ram_gib * 2 * GIB), int(ram_gib * GIB), 8, 16, gpus)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_plan_from_the_engine_load_config() -> None:
+    from pathlib import Path
+
+    from hearth.core.model_info import FlashAttention, LoadConfig
+
+    cfg = LoadConfig(model_path=Path("m.gguf"), n_ctx=2048, n_parallel=3, cache_type_v="q8_0")
+    plan = ContextPlan.from_load_config(cfg)
+    assert (plan.n_ctx, plan.n_slots, plan.cache_type_k, plan.cache_type_v) == (
+        2048,
+        3,
+        "f16",
+        "q8_0",
+    )
+    assert plan.flash_attention
+    off = LoadConfig(model_path=Path("m.gguf"), flash_attention=FlashAttention.OFF)
+    assert not ContextPlan.from_load_config(off).flash_attention
+
+
+def test_weights_are_the_tensor_sizes() -> None:
+    mem = estimate_memory(META, ContextPlan())
+    assert mem.weights_bytes == META.tensor_bytes
+    assert 4.5 * GIB < mem.weights_bytes < 5 * GIB  # Llama-3-8B Q4_K_M: 4.58 GiB
+    assert mem.n_layers == 32 and len(set(mem.layer_weights)) == 1
+
+
+def test_kv_cache_counts_kv_heads_not_query_heads() -> None:
+    # Llama-3-8B at 8192 tokens in f16: 32 layers * 8192 * (8*128 + 8*128) * 2 B = 1 GiB.
+    mem = estimate_memory(META, ContextPlan(n_ctx=8192))
+    assert mem.kv_cache_bytes == 1 * GIB and mem.kv_cells == 8192
+    # Four slots of 2048 hold the same cells.
+    assert estimate_memory(META, ContextPlan(n_ctx=2048, n_slots=4)).kv_cache_bytes == GIB
+    # Quantized caches: q8_0 is 34 bytes per 32 values, q4_0 18 (f16: 64).
+    q8 = estimate_memory(META, ContextPlan(n_ctx=8192, cache_type_k="q8_0", cache_type_v="q8_0"))
+    assert q8.kv_cache_bytes == GIB * 34 // 64
+    mixed = estimate_memory(META, ContextPlan(n_ctx=8192, cache_type_v="q4_0"))
+    assert mixed.kv_cache_bytes == GIB // 2 + GIB // 2 * 18 // 64
+
+
+def test_kv_uses_key_and_value_length_and_pads_cells() -> None:
+    meta = replace(META, key_length=192, value_length=128)
+    mem = estimate_memory(meta, ContextPlan(n_ctx=1000))  # padded to 1024 cells
+    assert mem.kv_cells == 1024
+    assert mem.kv_per_layer == 1024 * (8 * 192 * 2 + 8 * 128 * 2)
+    assert kv_row_bytes("q8_0", 64) == 68
+    with pytest.raises(ValueError, match="unknown KV cache type"):
+        kv_row_bytes("q3_k", 32)
+
+
+def test_compute_buffer_grows_with_context_without_flash_attention() -> None:
+    fa = estimate_memory(META, ContextPlan(n_ctx=8192))
+    no_fa = estimate_memory(META, ContextPlan(n_ctx=8192, flash_attention=False))
+    assert 200 * MIB < fa.compute_bytes < 300 * MIB  # logits of a 512-token batch dominate
+    assert no_fa.compute_bytes > 2 * fa.compute_bytes  # KQ: 32 heads x 8192 x 512 floats
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def test_full_gpu_offload() -> None:
+    est = estimate_fit(META, ContextPlan(n_ctx=8192), machine(32, 24))
+    assert est.verdict is FitVerdict.FULL_GPU and est.n_gpu_layers == -1
+    assert est.gpu_layers == est.n_layers == 32
+    mem = est.memory
+    assert est.gpu_bytes > mem.weights_bytes - mem.embedding_bytes + mem.kv_cache_bytes
+    assert est.free_vram == 24 * GIB - CUDA_RESERVE_BYTES
+    assert est.summary.startswith("Full GPU offload") and "GiB" in est.summary
+
+
+def test_partial_offload_names_the_layers() -> None:
+    est = estimate_fit(META, ContextPlan(n_ctx=8192), machine(32, 4))
+    assert est.verdict is FitVerdict.PARTIAL_GPU
+    assert 0 < est.gpu_layers < 32 and est.n_gpu_layers == est.gpu_layers
+    assert est.gpu_bytes <= est.free_vram
+    assert f"{est.gpu_layers} of 32 layers on GPU" in est.summary
+    bigger = estimate_fit(META, ContextPlan(n_ctx=8192), machine(32, 5))
+    assert bigger.gpu_layers > est.gpu_layers
+    longer = estimate_fit(META, ContextPlan(n_ctx=32768), machine(32, 4))
+    assert longer.gpu_layers < est.gpu_layers  # the KV cache takes GPU room too
+    two = estimate_fit(META, ContextPlan(n_ctx=8192), machine(32, 3, 3))
+    assert two.free_vram == 6 * GIB - 2 * CUDA_RESERVE_BYTES
+
+
+def test_cpu_only_and_wont_fit() -> None:
+    est = estimate_fit(META, ContextPlan(n_ctx=4096), machine(16))
+    assert est.verdict is FitVerdict.CPU_ONLY and est.gpu_bytes == 0
+    assert est.ram_bytes == est.memory.total_bytes and "no usable GPU" in est.summary
+    tiny_gpu = estimate_fit(META, ContextPlan(n_ctx=4096), machine(16, 0.5))
+    assert tiny_gpu.verdict is FitVerdict.CPU_ONLY
+    nope = estimate_fit(META, ContextPlan(n_ctx=4096), machine(4))
+    assert nope.verdict is FitVerdict.WONT_FIT and nope.summary.startswith("Won't fit")
+    assert "smaller quantization" in nope.summary
+    # The GPU takes layers, but what stays behind is still too much for RAM.
+    split_short = estimate_fit(META, ContextPlan(n_ctx=4096), machine(1, 2))
+    assert split_short.verdict is FitVerdict.WONT_FIT
+
+
+def test_apple_unified_memory_counts_once() -> None:
+    def mac(ram_gib: int) -> SystemMemory:
+        total = ram_gib * GIB
+        return SystemMemory(total, int(total * 0.8), 8, 8, (apple_gpu(total, int(total * 0.8)),))
+
+    assert estimate_fit(META, ContextPlan(n_ctx=8192), mac(16)).verdict is FitVerdict.FULL_GPU
+    small = estimate_fit(META, ContextPlan(n_ctx=8192), mac(8))
+    assert small.verdict is not FitVerdict.FULL_GPU  # 8 GB Macs give the GPU ~5.4 GB
+
+
+# --------------------------------------------------------------------------- quants
+
+REPO = [
+    QuantCandidate("Q8_0", 8_540_000_000),
+    QuantCandidate("Q6_K", 6_600_000_000),
+    QuantCandidate("Q5_K_M", 5_730_000_000),
+    QuantCandidate("Q4_K_M", 4_920_000_000),
+    QuantCandidate("Q3_K_M", 4_020_000_000),
+    QuantCandidate("Q2_K", 3_180_000_000),
+]
+
+
+def test_suggests_the_largest_quant_that_runs_on_the_gpu() -> None:
+    plan = ContextPlan(n_ctx=8192)
+    pick = suggest_quantization(META, REPO, plan, machine(32, 8))
+    assert pick is not None and pick.estimate.verdict is FitVerdict.FULL_GPU
+    labels = [c.label for c, _ in pick.ranked]
+    assert labels == [c.label for c in REPO]
+    larger = labels[: labels.index(pick.candidate.label)]
+    assert larger and all(
+        est.verdict is not FitVerdict.FULL_GPU for c, est in pick.ranked if c.label in larger
+    )
+    same = next(est for c, est in pick.ranked if c.label == "Q4_K_M")
+    direct = estimate_fit(
+        META, plan, machine(32, 8), weight_scale=(4_920_000_000 - 8 * MIB) / META.tensor_bytes
+    )
+    assert same == direct
+
+
+def test_without_gpu_suggests_the_largest_that_fits_in_ram() -> None:
+    pick = suggest_quantization(META, REPO, ContextPlan(n_ctx=4096), machine(7))
+    assert pick is not None and pick.candidate.label == "Q5_K_M"
+    assert pick.estimate.verdict is FitVerdict.CPU_ONLY
+    assert suggest_quantization(META, REPO, ContextPlan(), machine(2)) is None
+    ranked = rank_quantizations(META, REPO, ContextPlan(), machine(2))
+    assert all(est.verdict is FitVerdict.WONT_FIT for _, est in ranked)
