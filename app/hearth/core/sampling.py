@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 DEFAULT_MAX_TOKENS = 512
 
@@ -32,3 +33,16 @@ class SamplingParams:
     @property
     def greedy(self) -> bool:
         return self.temperature <= 0.0
+
+    @classmethod
+    def from_request(cls, *, max_tokens: int | None, **values: Any) -> SamplingParams:
+        """Build from a client's parameters; ``None`` means "not given": keep the default.
+
+        ``max_tokens`` is taken as is: there ``None`` means "no limit".
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise TypeError(f"unknown sampling parameters: {sorted(unknown)}")
+        given = {k: v for k, v in values.items() if v is not None}
+        return replace(cls(), max_tokens=max_tokens, **given)

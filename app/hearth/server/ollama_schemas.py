@@ -39,19 +39,18 @@ class OllamaOptions(_Lenient):
         return value
 
     def to_sampling(self) -> SamplingParams:
-        defaults = SamplingParams()
         # Ollama: -1 = no limit, -2 = fill the context; both mean "until the context ends".
         limit = self.num_predict if self.num_predict and self.num_predict > 0 else None
-        return SamplingParams(
-            temperature=_pick(self.temperature, defaults.temperature),
-            top_p=_pick(self.top_p, defaults.top_p),
-            top_k=_pick(self.top_k, defaults.top_k),
-            min_p=_pick(self.min_p, defaults.min_p),
+        return SamplingParams.from_request(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            min_p=self.min_p,
             seed=self.seed,
-            presence_penalty=_pick(self.presence_penalty, defaults.presence_penalty),
-            frequency_penalty=_pick(self.frequency_penalty, defaults.frequency_penalty),
-            repeat_penalty=_pick(self.repeat_penalty, defaults.repeat_penalty),
-            repeat_last_n=max(_pick(self.repeat_last_n, defaults.repeat_last_n), 0),
+            presence_penalty=self.presence_penalty,
+            frequency_penalty=self.frequency_penalty,
+            repeat_penalty=self.repeat_penalty,
+            repeat_last_n=None if self.repeat_last_n is None else max(self.repeat_last_n, 0),
             max_tokens=limit,
             stop=tuple(s for s in self.stop or () if s),
         )
@@ -134,10 +133,6 @@ class OllamaShowRequest(_Lenient):
     @property
     def requested(self) -> str:
         return self.model or self.name
-
-
-def _pick(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 class OllamaEmbedRequest(_Lenient):

@@ -133,20 +133,18 @@ class SamplingFields(_Lenient):
     def to_sampling(
         self, *, default_max_tokens: int | None, grammar: str | None = None
     ) -> SamplingParams:
-        defaults = SamplingParams()
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
-        bias = {int(k): float(v) for k, v in (self.logit_bias or {}).items()}
-        return SamplingParams(
-            temperature=_pick(self.temperature, defaults.temperature),
-            top_p=_pick(self.top_p, defaults.top_p),
-            top_k=_pick(self.top_k, defaults.top_k),
-            min_p=_pick(self.min_p, defaults.min_p),
+        return SamplingParams.from_request(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            min_p=self.min_p,
             seed=self.seed,
-            presence_penalty=_pick(self.presence_penalty, defaults.presence_penalty),
-            frequency_penalty=_pick(self.frequency_penalty, defaults.frequency_penalty),
-            repeat_penalty=_pick(self.repeat_penalty, defaults.repeat_penalty),
-            repeat_last_n=_pick(self.repeat_last_n, defaults.repeat_last_n),
-            logit_bias=bias,
+            presence_penalty=self.presence_penalty,
+            frequency_penalty=self.frequency_penalty,
+            repeat_penalty=self.repeat_penalty,
+            repeat_last_n=self.repeat_last_n,
+            logit_bias={int(k): float(v) for k, v in (self.logit_bias or {}).items()},
             max_tokens=self.max_completion_tokens or self.max_tokens or default_max_tokens,
             stop=tuple(s for s in stops if s),
             grammar=grammar,
@@ -198,10 +196,6 @@ class CompletionRequest(SamplingFields):
         if isinstance(value, list) and value and isinstance(value[0], str) and len(value) != 1:
             raise ValueError("only one prompt per request is supported")
         return value
-
-
-def _pick(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 class EmbeddingRequest(_Lenient):
