@@ -81,10 +81,31 @@ class Timings:
 
 
 @dataclass(frozen=True)
-class TextDelta:
-    """A piece of generated text that is safe to show (valid UTF-8, not a stop prefix)."""
+class TokenAlternative:
+    text: str
+    raw: bytes
+    logprob: float
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A sampled token's log-probability under the model, and the top alternatives."""
 
     text: str
+    raw: bytes
+    logprob: float
+    top: tuple[TokenAlternative, ...] = ()
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of generated text that is safe to show (valid UTF-8, not a stop prefix).
+
+    ``logprobs`` covers the tokens sampled since the previous delta, when asked for.
+    """
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
 
 
 @dataclass(frozen=True)

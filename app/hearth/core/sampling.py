@@ -29,6 +29,7 @@ class SamplingParams:
     max_tokens: int | None = DEFAULT_MAX_TOKENS
     stop: tuple[str, ...] = ()
     grammar: str | None = None  # GBNF; constrains output (JSON mode, JSON schema)
+    logprobs: int | None = None  # None: off; N: the sampled token plus N alternatives
 
     @property
     def greedy(self) -> bool:

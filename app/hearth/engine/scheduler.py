@@ -18,6 +18,7 @@ import llama_cpp
 
 from hearth.core.errors import QueueFullError
 from hearth.core.generation import Finished, FinishReason, TextDelta, Timings, Usage
+from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.slots import Job, Slot, pick_slot
@@ -139,6 +140,7 @@ class Scheduler:
         slot.n_prompt = len(job.tokens)
         slot.n_cached_at_start = n_common
         slot.n_generated = 0
+        slot.pending_logprobs = []
         slot.pending_token = None
         slot.finish = None
         slot.started_at = time.perf_counter()
@@ -205,7 +207,12 @@ class Scheduler:
             if slot.prompt_done_at == 0.0:
                 slot.prompt_done_at = now
             assert slot.sampler is not None
-            self._accept_token(slot, slot.sampler.sample(self._model.ctx, index), now)
+            wanted = slot.job.params.logprobs if slot.job else None
+            logits = read_logits(self._model, index) if wanted is not None else None
+            token = slot.sampler.sample(self._model.ctx, index)
+            if logits is not None and wanted is not None:
+                slot.pending_logprobs.append(token_logprob(self._model, logits, token, wanted))
+            self._accept_token(slot, token, now)
         self._recent.append((now, len(outputs)))
 
     def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
@@ -226,7 +233,7 @@ class Scheduler:
         slot.n_generated += 1
         text = slot.stream.feed(self._model.token_bytes(token))
         if text:
-            slot.job.emit(TextDelta(text))
+            slot.job.emit(TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens
         hit_max = max_tokens is not None and slot.n_generated >= max_tokens
         context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
@@ -245,8 +252,8 @@ class Scheduler:
         ended_normally = reason in (FinishReason.STOP, FinishReason.LENGTH)
         if ended_normally and stream is not None and not stream.stopped:
             tail = stream.finish()
-            if tail:
-                job.emit(TextDelta(tail))
+            if tail or slot.pending_logprobs:
+                job.emit(TextDelta(tail, slot.take_logprobs()))
         end = time.perf_counter()
         finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
         if slot.sampler is not None:

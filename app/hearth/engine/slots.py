@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hearth.core.generation import FinishReason, GenerationEvent, Usage
+from hearth.core.generation import FinishReason, GenerationEvent, TokenLogprob, Usage
 from hearth.core.sampling import SamplingParams
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.text_stream import TextStream
@@ -64,6 +64,11 @@ class Slot:
     first_token_at: float = 0.0
     prompt_done_at: float = 0.0
     finish: FinishReason | None = None
+    pending_logprobs: list[TokenLogprob] = field(default_factory=list)
+
+    def take_logprobs(self) -> tuple[TokenLogprob, ...]:
+        taken, self.pending_logprobs = tuple(self.pending_logprobs), []
+        return taken
 
     @property
     def busy(self) -> bool:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 
 from fastapi import Request
 
 from hearth.core.errors import ModelNotFoundError, ModelNotLoadedError
-from hearth.core.generation import Finished, TextDelta
+from hearth.core.generation import Finished, TextDelta, TokenLogprob
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
 
@@ -36,14 +37,23 @@ def model_matches(info: ModelInfo, requested: str) -> bool:
     return name in (info.id, info.path.name, str(info.path))
 
 
-async def collect(request: Request, stream: GenerationStream) -> tuple[str, Finished]:
+@dataclass(frozen=True)
+class Collected:
+    text: str
+    finished: Finished
+    logprobs: tuple[TokenLogprob, ...] = ()
+
+
+async def collect(request: Request, stream: GenerationStream) -> Collected:
     """Gather a whole completion, cancelling it if the client goes away meanwhile."""
     parts: list[str] = []
+    logprobs: list[TokenLogprob] = []
 
     async def consume() -> Finished:
         async for event in stream:
             if isinstance(event, TextDelta):
                 parts.append(event.text)
+                logprobs.extend(event.logprobs)
             elif isinstance(event, Finished):
                 return event
         raise RuntimeError("generation ended without a Finished event")
@@ -53,7 +63,7 @@ async def collect(request: Request, stream: GenerationStream) -> tuple[str, Fini
         while True:
             done, _ = await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
             if done:
-                return "".join(parts), task.result()
+                return Collected("".join(parts), task.result(), tuple(logprobs))
             if await request.is_disconnected():
                 log.info("client disconnected; cancelling generation")
                 stream.cancel()

@@ -178,7 +178,8 @@ async def _respond_with_tools(
         return payload
 
     if not streaming:
-        text, finished = await collect(request, stream)
+        collected = await collect(request, stream)
+        text, finished = collected.text, collected.finished
         if finished.reason is FinishReason.ERROR:
             return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
         parsed = parse_output(text, fmt)
@@ -224,7 +225,8 @@ async def _respond(
         return StreamingResponse(
             _ndjson_events(stream, chunk, final), media_type="application/x-ndjson"
         )
-    text, finished = await collect(request, stream)
+    collected = await collect(request, stream)
+    text, finished = collected.text, collected.finished
     if finished.reason is FinishReason.ERROR:
         return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
     return JSONResponse(final(finished, text))

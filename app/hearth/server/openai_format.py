@@ -8,11 +8,20 @@ import math
 import secrets
 import struct
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from hearth.core.generation import Finished, FinishReason, Timings, ToolCall, Usage
+from hearth.core.generation import (
+    Finished,
+    FinishReason,
+    Timings,
+    TokenLogprob,
+    ToolCall,
+    Usage,
+)
 from hearth.core.model_info import ModelInfo
 from hearth.engine.embedder import Embeddings
+from hearth.server.openai_logprobs import logprobs_json
 
 
 def new_id(prefix: str) -> str:
@@ -79,6 +88,7 @@ class ChunkWriter:
         self.id = new_id("chatcmpl" if chat else "cmpl")
         self.created = int(time.time())
         self.object = "chat.completion.chunk" if chat else "text_completion"
+        self._offset = 0  # text offset, for completions' logprobs
 
     def _chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         return {
@@ -107,8 +117,12 @@ class ChunkWriter:
         """Chat streams announce the assistant role first, as OpenAI does."""
         return self._chunk([self._choice("", None, role=True)]) if self.chat else None
 
-    def delta(self, text: str) -> dict[str, Any]:
-        return self._chunk([self._choice(text, None)])
+    def delta(self, text: str, logprobs: Sequence[TokenLogprob] = ()) -> dict[str, Any]:
+        choice = self._choice(text, None)
+        if logprobs:
+            choice["logprobs"] = logprobs_json(logprobs, chat=self.chat, start_offset=self._offset)
+        self._offset += len(text)
+        return self._chunk([choice])
 
     def tool_calls(self, calls: list[ToolCall]) -> dict[str, Any]:
         delta = {"tool_calls": tool_calls_json(calls, with_index=True)}
@@ -147,6 +161,7 @@ def completion_json(
     text: str,
     finished: Finished,
     tool_calls: list[ToolCall] | None = None,
+    logprobs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     reason = "tool_calls" if tool_calls else finish_reason(finished)
     if chat:
@@ -158,11 +173,11 @@ def completion_json(
         choice: dict[str, Any] = {
             "index": 0,
             "message": message,
-            "logprobs": None,
+            "logprobs": logprobs,
             "finish_reason": reason,
         }
     else:
-        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": reason}
+        choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": reason}
     return {
         "id": new_id("chatcmpl" if chat else "cmpl"),
         "object": "chat.completion" if chat else "text_completion",

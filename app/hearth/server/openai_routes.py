@@ -31,6 +31,7 @@ from hearth.server.openai_format import (
     model_json,
     sse,
 )
+from hearth.server.openai_logprobs import logprobs_json
 from hearth.server.openai_schemas import (
     ChatCompletionRequest,
     CompletionRequest,
@@ -67,7 +68,9 @@ def openai_router(engine: Engine) -> APIRouter:
         tool_format = engine.tool_format if tools else None
         prompt = engine.render_chat(body.chat_messages(), tools)
         grammar = forced_call_grammar(body, tools, tool_format) or grammar_for(body)
-        params = body.to_sampling(default_max_tokens=None, grammar=grammar)
+        params = body.to_sampling(
+            default_max_tokens=None, grammar=grammar, logprobs=body.logprob_count(chat=True)
+        )
         stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
         return await _respond(request, stream, body, info, chat=True, tool_format=tool_format)
 
@@ -76,7 +79,9 @@ def openai_router(engine: Engine) -> APIRouter:
         body = await parse_body(request, CompletionRequest)
         info = resolve_model(engine, body.model)
         params = body.to_sampling(
-            default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS, grammar=grammar_for(body)
+            default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS,
+            grammar=grammar_for(body),
+            logprobs=body.logprob_count(chat=False),
         )
         if body.suffix is not None:
             text = body.prompt if isinstance(body.prompt, str) else "".join(map(str, body.prompt))
@@ -163,7 +168,8 @@ async def _respond(
             media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
-    text, finished = await collect(request, stream)
+    collected = await collect(request, stream)
+    text, finished = collected.text, collected.finished
     if finished.reason is FinishReason.ERROR:
         return JSONResponse(
             error_body(finished.error or "Generation failed.", "server_error", "engine_failed"),
@@ -175,7 +181,14 @@ async def _respond(
         text, calls = parsed.content, parsed.calls
     return JSONResponse(
         completion_json(
-            chat=chat, model=info.id, text=echo + text, finished=finished, tool_calls=calls
+            chat=chat,
+            model=info.id,
+            text=echo + text,
+            finished=finished,
+            tool_calls=calls,
+            logprobs=logprobs_json(collected.logprobs, chat=chat, start_offset=len(echo))
+            if body.logprob_count(chat) is not None
+            else None,
         )
     )
 
@@ -196,8 +209,8 @@ async def _stream_events(
         async for event in stream:
             if isinstance(event, TextDelta):
                 text = tool_filter.feed(event.text) if tool_filter else event.text
-                if text:
-                    yield sse(writer.delta(text))
+                if text or event.logprobs:
+                    yield sse(writer.delta(text, event.logprobs))
             elif isinstance(event, Finished):
                 if event.reason is FinishReason.ERROR:
                     yield sse(

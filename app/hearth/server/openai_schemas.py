@@ -105,6 +105,8 @@ class SamplingFields(_Lenient):
     logit_bias: dict[str, float] | None = None
     n: int = Field(default=1, ge=1, le=1)
     response_format: ResponseFormat | None = None
+    logprobs: bool | int | None = None  # chat: a flag; legacy completions: a count (0-5)
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
 
     @field_validator("stop")
     @classmethod
@@ -130,8 +132,20 @@ class SamplingFields(_Lenient):
     def include_usage(self) -> bool:
         return bool(self.stream_options and self.stream_options.include_usage)
 
+    def logprob_count(self, chat: bool) -> int | None:
+        """How many alternatives to report per token; None when logprobs are off."""
+        if chat:
+            return (self.top_logprobs or 0) if self.logprobs is True else None
+        if self.logprobs is None or isinstance(self.logprobs, bool):
+            return None
+        return max(0, min(int(self.logprobs), 20))
+
     def to_sampling(
-        self, *, default_max_tokens: int | None, grammar: str | None = None
+        self,
+        *,
+        default_max_tokens: int | None,
+        grammar: str | None = None,
+        logprobs: int | None = None,
     ) -> SamplingParams:
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         return SamplingParams.from_request(
@@ -148,6 +162,7 @@ class SamplingFields(_Lenient):
             max_tokens=self.max_completion_tokens or self.max_tokens or default_max_tokens,
             stop=tuple(s for s in stops if s),
             grammar=grammar,
+            logprobs=logprobs,
         )
 
 
