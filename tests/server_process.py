@@ -47,7 +47,7 @@ class ServeProcess:
 
 
 def start_serve(
-    model: Path,
+    model: Path | None,
     log_dir: Path,
     *extra: str,
     api_key: str | None = None,
@@ -62,8 +62,7 @@ def start_serve(
         "-m",
         "hearth",
         "serve",
-        "--model",
-        str(model),
+        *(["--model", str(model)] if model else []),
         "--port",
         str(port),
         "--ctx",

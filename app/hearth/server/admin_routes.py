@@ -46,7 +46,8 @@ def admin_router(engine: Engine) -> APIRouter:
                 {"status": "error", "error": state.error, "model": state.model_id},
                 status_code=503,
             )
-        return JSONResponse({"status": "idle"}, status_code=503)
+        # Nothing loaded and nothing loading: requests naming a model load it (JIT).
+        return JSONResponse({"status": "ok", "model": None})
 
     @router.get("/hearth/v1/status")
     async def status() -> dict[str, Any]:

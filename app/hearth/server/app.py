@@ -2,25 +2,50 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hearth import __version__
+from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import admin_router
 from hearth.server.errors import install_error_handlers
 from hearth.server.load_routes import load_router
+from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.security import AccessMiddleware, AccessPolicy
 
 
 def create_app(
-    engine: Engine, policy: AccessPolicy, *, cors_origins: tuple[str, ...] = ()
+    engine: Engine,
+    policy: AccessPolicy,
+    *,
+    models: ModelManager | None = None,
+    cors_origins: tuple[str, ...] = (),
 ) -> FastAPI:
+    manager = models or ModelManager(
+        engine, catalog=None, base_config=engine.config or LoadConfig(model_path=Path())
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        expiry = asyncio.create_task(manager.expire_idle())
+        try:
+            yield
+        finally:
+            expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiry
+
     app = FastAPI(
+        lifespan=lifespan,
         title="Hearth worker",
         version=__version__,
         docs_url=None,
@@ -29,8 +54,8 @@ def create_app(
     )
     install_error_handlers(app)
     app.include_router(admin_router(engine))
-    app.include_router(openai_router(engine))
-    app.include_router(ollama_router(engine))
+    app.include_router(openai_router(engine, manager))
+    app.include_router(ollama_router(engine, manager))
     app.include_router(load_router(engine))
     if cors_origins:
         app.add_middleware(

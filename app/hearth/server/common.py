@@ -1,4 +1,4 @@
-"""Plumbing shared by the OpenAI and Ollama routes: model lookup, collecting a stream."""
+"""Plumbing shared by the OpenAI and Ollama routes: collecting a whole stream."""
 
 from __future__ import annotations
 
@@ -9,32 +9,12 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from hearth.core.errors import ModelNotFoundError, ModelNotLoadedError
 from hearth.core.generation import Finished, TextDelta, TokenLogprob
-from hearth.core.model_info import ModelInfo
-from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.engine import GenerationStream
 
 log = logging.getLogger(__name__)
 
 _DISCONNECT_POLL_S = 0.25
-
-
-def resolve_model(engine: Engine, requested: str | None) -> ModelInfo:
-    info = engine.info
-    if info is None:
-        raise ModelNotLoadedError("No model is loaded yet; wait for /health to report ok.")
-    if requested and not model_matches(info, requested):
-        raise ModelNotFoundError(
-            f"The model '{requested}' is not loaded here. This server serves '{info.id}'; "
-            "see GET /v1/models."
-        )
-    return info
-
-
-def model_matches(info: ModelInfo, requested: str) -> bool:
-    """Accept the id, the file name, the path, and Ollama-style ``id:latest``."""
-    name = requested.removesuffix(":latest")
-    return name in (info.id, info.path.name, str(info.path))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from hearth.core.generation import Finished, FinishReason
 from hearth.core.model_info import ModelInfo
+from hearth.server.model_manager import CatalogEntry
 
 OLLAMA_API_VERSION = "0.12.0"  # the Ollama API level these routes follow
 _NS_PER_MS = 1_000_000
@@ -53,6 +54,22 @@ def tag_entry(info: ModelInfo) -> dict[str, Any]:
         "digest": "",
         "details": details(info),
     }
+
+
+def catalog_tag_entry(entry: CatalogEntry) -> dict[str, Any]:
+    modified = datetime.datetime.fromtimestamp(entry.created, datetime.timezone.utc)
+    return {
+        "name": f"{entry.id}:latest",
+        "model": f"{entry.id}:latest",
+        "modified_at": modified.isoformat().replace("+00:00", "Z"),
+        "size": entry.size_bytes,
+        "digest": "",
+        "details": {
+            "parent_model": "", "format": "gguf", "family": entry.architecture or "",
+            "families": [entry.architecture] if entry.architecture else [],
+            "parameter_size": "", "quantization_level": entry.quantization or "",
+        },
+    }  # fmt: skip
 
 
 def ps_entry(info: ModelInfo) -> dict[str, Any]:

@@ -27,9 +27,11 @@ from hearth.core.generation import (
 )
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, parse_output
-from hearth.server.common import collect, resolve_model
+from hearth.server.common import collect
+from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
+    catalog_tag_entry,
     fim_template,
     final_stats,
     ndjson,
@@ -53,7 +55,7 @@ ChunkMaker = Callable[[str], dict[str, Any]]
 FinalMaker = Callable[[Finished, str], dict[str, Any]]
 
 
-def ollama_router(engine: Engine) -> APIRouter:
+def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
     router = APIRouter(prefix="/api")
 
     @router.get("/version")
@@ -63,7 +65,8 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.get("/tags")
     async def tags() -> dict[str, Any]:
         info = engine.info
-        return {"models": [tag_entry(info)] if info else []}
+        loaded = [tag_entry(info)] if info else []
+        return {"models": loaded + [catalog_tag_entry(e) for e in models.available()]}
 
     @router.get("/ps")
     async def ps() -> dict[str, Any]:
@@ -73,7 +76,7 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.post("/show")
     async def show(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaShowRequest)
-        info = resolve_model(engine, body.requested or None)
+        info = await models.resolve(body.requested or None)
         fim = engine.fim_token_texts()
         template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")
         return show_json(info, template)
@@ -81,7 +84,7 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.post("/chat", response_model=None)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
-        info = resolve_model(engine, body.model or None)
+        info = await models.resolve(body.model or None)
         name = ollama_name(info)
         if not body.messages:
             return JSONResponse(_loaded(name, {"message": {"role": "assistant", "content": ""}}))
@@ -110,7 +113,7 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.post("/generate", response_model=None)
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
-        info = resolve_model(engine, body.model or None)
+        info = await models.resolve(body.model or None)
         name = ollama_name(info)
         params = body.options.to_sampling()
         if body.suffix:
@@ -138,7 +141,7 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.post("/embed")
     async def embed(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        info = resolve_model(engine, body.model or None)
+        info = await models.resolve(body.model or None)
         started = time.perf_counter()
         result = await engine.embed(body.texts())
         return {
@@ -152,7 +155,7 @@ def ollama_router(engine: Engine) -> APIRouter:
     @router.post("/embeddings")
     async def embeddings_legacy(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        resolve_model(engine, body.model or None)
+        await models.resolve(body.model or None)
         result = await engine.embed(body.texts())
         return {"embedding": result.vectors[0]}
 

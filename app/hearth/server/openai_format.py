@@ -21,6 +21,7 @@ from hearth.core.generation import (
 )
 from hearth.core.model_info import ModelInfo
 from hearth.engine.embedder import Embeddings
+from hearth.server.model_manager import CatalogEntry
 from hearth.server.openai_logprobs import logprobs_json
 
 
@@ -70,6 +71,23 @@ def model_json(info: ModelInfo) -> dict[str, Any]:
             "n_slots": info.n_slots,
             "n_vocab": info.n_vocab,
             "fim": info.has_fim,
+            "loaded": True,
+        },
+    }
+
+
+def catalog_model_json(entry: CatalogEntry) -> dict[str, Any]:
+    """A library model that is not loaded (a request naming it loads it)."""
+    return {
+        "id": entry.id,
+        "object": "model",
+        "created": entry.created,
+        "owned_by": "hearth",
+        "meta": {
+            "loaded": False,
+            "architecture": entry.architecture,
+            "size": entry.size_bytes,
+            "quantization": entry.quantization,
         },
     }
 

@@ -22,10 +22,12 @@ from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
-from hearth.server.common import collect, resolve_model
+from hearth.server.common import collect
 from hearth.server.errors import api_error_for, error_body
+from hearth.server.model_manager import ModelManager
 from hearth.server.openai_format import (
     ChunkWriter,
+    catalog_model_json,
     completion_json,
     embeddings_json,
     model_json,
@@ -48,22 +50,27 @@ _DISCONNECT_POLL_S = 0.25
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def openai_router(engine: Engine) -> APIRouter:
+def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
     router = APIRouter()
 
     @router.get("/v1/models")
     async def list_models() -> dict[str, Any]:
         info = engine.info
-        return {"object": "list", "data": [model_json(info)] if info else []}
+        loaded = [model_json(info)] if info else []
+        return {
+            "object": "list",
+            "data": loaded + [catalog_model_json(e) for e in models.available()],
+        }
 
     @router.get("/v1/models/{model_id:path}")
     async def get_model(model_id: str) -> dict[str, Any]:
-        return model_json(resolve_model(engine, model_id))
+        found = models.lookup(model_id)
+        return model_json(found) if isinstance(found, ModelInfo) else catalog_model_json(found)
 
     @router.post("/v1/chat/completions", response_model=None)
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
-        info = resolve_model(engine, body.model)
+        info = await models.resolve(body.model)
         tools = body.tool_specs()
         tool_format = engine.tool_format if tools else None
         prompt = engine.render_chat(body.chat_messages(), tools)
@@ -77,7 +84,7 @@ def openai_router(engine: Engine) -> APIRouter:
     @router.post("/v1/completions", response_model=None)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
-        info = resolve_model(engine, body.model)
+        info = await models.resolve(body.model)
         params = body.to_sampling(
             default_max_tokens=COMPLETIONS_DEFAULT_MAX_TOKENS,
             grammar=grammar_for(body),
@@ -103,7 +110,7 @@ def openai_router(engine: Engine) -> APIRouter:
     @router.post("/v1/embeddings")
     async def embeddings(request: Request) -> dict[str, Any]:
         body = await parse_body(request, EmbeddingRequest)
-        info = resolve_model(engine, body.model)
+        info = await models.resolve(body.model)
         try:
             texts = body.texts()
         except ValueError as exc:

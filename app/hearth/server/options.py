@@ -24,6 +24,9 @@ class ServeOptions:
     cors_origins: tuple[str, ...]
     parent_pid: int | None
     announce: bool  # print the listening line on stdout for the supervisor
+    initial_model: bool = True  # load.model_path at start (else wait for JIT or /load)
+    jit: bool = True  # requests naming a library model load it
+    ttl_s: float | None = None  # unload after this long idle
 
     @property
     def loopback(self) -> bool:
@@ -40,7 +43,19 @@ def is_loopback(host: str) -> bool:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", "-m", type=Path, required=True, help="GGUF file to serve")
+    parser.add_argument(
+        "--model",
+        "-m",
+        type=Path,
+        default=None,
+        help="GGUF file to load at start (else the first request loads one)",
+    )
+    parser.add_argument(
+        "--no-jit", action="store_true", help="never load library models named by requests"
+    )
+    parser.add_argument(
+        "--ttl", type=float, default=None, help="unload the model after this many idle seconds"
+    )
     parser.add_argument(
         "--host",
         default="127.0.0.1",
@@ -137,7 +152,7 @@ def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions
     if os.environ.get(WORKER_TOKEN_ENV):
         keys.append(os.environ[WORKER_TOKEN_ENV])
     load = LoadConfig(
-        model_path=args.model.expanduser(),
+        model_path=args.model.expanduser() if args.model else Path(),
         n_ctx=args.ctx,
         n_parallel=args.parallel,
         n_gpu_layers=args.n_gpu_layers,
@@ -164,6 +179,9 @@ def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions
         cors_origins=tuple(args.cors_origin),
         parent_pid=args.parent_pid,
         announce=worker,
+        initial_model=args.model is not None,
+        jit=not args.no_jit,
+        ttl_s=args.ttl if args.ttl and args.ttl > 0 else None,
     )
 
 

@@ -22,6 +22,7 @@ import uvicorn
 from hearth.core.errors import HearthError
 from hearth.engine.engine import Engine
 from hearth.server.app import create_app
+from hearth.server.model_manager import LibraryCatalog, ModelManager
 from hearth.server.options import ServeOptions, validate_options
 from hearth.server.security import AccessPolicy
 
@@ -90,7 +91,9 @@ def run_server(options: ServeOptions) -> int:
     port = sock.getsockname()[1]
     engine = Engine()
     policy = AccessPolicy(keys=options.api_keys, loopback_only=options.loopback)
-    app = create_app(engine, policy, cors_origins=options.cors_origins)
+    catalog = LibraryCatalog() if options.jit else None
+    models = ModelManager(engine, catalog=catalog, base_config=options.load, ttl_s=options.ttl_s)
+    app = create_app(engine, policy, models=models, cors_origins=options.cors_origins)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -131,8 +134,14 @@ def run_server(options: ServeOptions) -> int:
 
     if options.announce:
         _announce(options.host, port)
-    log.info("Listening on http://%s:%d; loading %s", options.host, port, options.load.model_path)
-    threading.Thread(target=load, name="hearth-load", daemon=True).start()
+    if options.initial_model:
+        log.info("Listening on http://%s:%d; loading %s", options.host, port,
+                 options.load.model_path)  # fmt: skip
+        engine.mark_loading(options.load)  # so /health never reports "idle" in between
+        threading.Thread(target=load, name="hearth-load", daemon=True).start()
+    else:
+        log.info("Listening on http://%s:%d; requests load models from the library",
+                 options.host, port)  # fmt: skip
     if options.parent_pid:
         threading.Thread(
             target=watch_parent, args=(options.parent_pid,), name="hearth-parent", daemon=True

@@ -1,0 +1,74 @@
+"""Models from the library load just in time when a request names them, and unload idle."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from hearth.library.library import Library
+from server_process import start_serve
+
+
+def _chat(url: str, model: str) -> httpx.Response:
+    return httpx.post(
+        f"{url}/v1/chat/completions",
+        json={"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3},
+        timeout=60,
+    )
+
+
+def test_requests_load_library_models(tiny_model_q8, tiny_model_q4km, tmp_path):
+    library = Library()
+    library.import_in_place(tiny_model_q8)
+    library.import_in_place(tiny_model_q4km)
+    server = start_serve(None, tmp_path)
+    url = server.base_url
+    try:
+        assert httpx.get(f"{url}/health").json() == {"status": "ok", "model": None}
+        listed = httpx.get(f"{url}/v1/models").json()["data"]
+        assert {m["id"] for m in listed} == {"hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M"}
+        assert not any(m["meta"]["loaded"] for m in listed)
+        assert httpx.get(f"{url}/v1/models/hearth-tiny-Q8_0").json()["meta"]["loaded"] is False
+
+        assert _chat(url, "hearth-tiny-Q4_K_M").status_code == 200
+        listed = httpx.get(f"{url}/v1/models").json()["data"]
+        assert listed[0]["id"] == "hearth-tiny-Q4_K_M" and listed[0]["meta"]["loaded"]
+        assert len(listed) == 2
+
+        ollama_reply = httpx.post(
+            f"{url}/api/generate",
+            json={
+                "model": "hearth-tiny-Q8_0:latest",
+                "prompt": "x",
+                "stream": False,
+                "options": {"num_predict": 2},
+            },
+            timeout=60,
+        )
+        assert ollama_reply.status_code == 200
+        assert httpx.get(f"{url}/health").json()["model"] == "hearth-tiny-Q8_0"
+
+        missing = _chat(url, "llama-70b")
+        assert missing.status_code == 404
+        assert "hearth-tiny-Q4_K_M" in missing.json()["error"]["message"]
+    finally:
+        server.stop()
+
+
+def test_idle_model_unloads_and_comes_back(tiny_model_q8, tmp_path):
+    server = start_serve(tiny_model_q8, tmp_path, "--ttl", "1", "--no-jit")
+    url = server.base_url
+    try:
+        assert _chat(url, "hearth-tiny-Q8_0").status_code == 200
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if httpx.get(f"{url}/hearth/v1/status").json()["state"] == "idle":
+                break
+            time.sleep(0.1)
+        assert httpx.get(f"{url}/hearth/v1/status").json()["state"] == "idle"
+        assert _chat(url, "hearth-tiny-Q8_0").status_code == 200  # reloaded on demand
+        assert _chat(url, "").status_code == 200  # no name: the current model
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+    finally:
+        server.stop()
