@@ -7,6 +7,7 @@ import logging
 import sys
 
 from hearth import __version__
+from hearth.cli_hub import add_hub_verbs, run_hub_verb
 from hearth.cli_models import add_model_verbs, run_model_verb
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--url", default=None, help="endpoint (default http://127.0.0.1:PORT)")
     config.add_argument("--api-key", default=None, help="key to ask the endpoint with")
     add_model_verbs(verbs)
+    add_hub_verbs(verbs)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
@@ -66,6 +68,8 @@ def main(argv: list[str]) -> int:
 
         return run_server(options_from_args(args, worker=False))
     handled = run_model_verb(args)
+    if handled is None:
+        handled = run_hub_verb(args)
     if handled is not None:
         return handled
     if args.verb == "config":
