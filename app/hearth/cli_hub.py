@@ -6,12 +6,14 @@ import argparse
 import asyncio
 import getpass
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hearth.cli_progress import ProgressLine, human_bytes
 
 if TYPE_CHECKING:
     from hearth.hardware.fit import FitEstimate
+    from hearth.hardware.probe import SystemMemory
     from hearth.hub import DownloadEvent, GgufModel, RepoListing
     from hearth.library.gguf_metadata import GgufMetadata
 
@@ -96,8 +98,15 @@ async def _pull_async(args: argparse.Namespace) -> int:
     if model is None:
         _err(f"No {quant} file in {repo_id}. Available: {', '.join(listing.quants) or 'none'}.")
         return 1
-    meta = remote_metadata(repo_id, model.files[0].path, revision=listing.commit or "main",
+    revision = listing.commit or "main"
+    meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                            size=model.files[0].size)  # fmt: skip
+    if not quant:  # no quantization named: the largest one that fits this machine
+        best = _suggest(listing, meta, args.ctx)
+        if best is not None and best is not model:
+            model = best
+            meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
+                                   size=model.files[0].size)  # fmt: skip
     verdict = _fit(meta, args.ctx)
     _out(f"{repo_id} {model.quant or model.name}: {human_bytes(model.total_size or 0)}")
     _out(f"Fit at {args.ctx} tokens: {verdict.summary}")
@@ -123,7 +132,31 @@ async def _pull_async(args: argparse.Namespace) -> int:
     for bar in bars.values():
         bar.close()
     _out(f"Downloaded and verified: {files[0]}")
+    _check_quant_name(model, files[0])
     return 0
+
+
+def _check_quant_name(model: GgufModel, path: Path) -> None:
+    """The quantization in the file name is a claim; the header is the fact."""
+    from hearth.library.gguf_metadata import read_metadata
+
+    actual = read_metadata(path).quantization
+    if model.quant and actual and actual.upper() != model.quant.upper():
+        _err(f"Note: the file name says {model.quant}, but the file is {actual}.")
+
+
+def _suggest(listing: RepoListing, meta: GgufMetadata, n_ctx: int) -> GgufModel | None:
+    from hearth.hardware.fit import ContextPlan, QuantCandidate, suggest_quantization
+
+    candidates = [
+        QuantCandidate(m.quant or m.name, m.total_size or 0, m.name)
+        for m in listing.models
+        if m.complete and m.total_size
+    ]
+    suggestion = suggest_quantization(meta, candidates, ContextPlan(n_ctx=n_ctx), _system())
+    if suggestion is None:
+        return None
+    return next((m for m in listing.models if m.name == suggestion.candidate.name), None)
 
 
 def _choose(listing: RepoListing, quant: str) -> GgufModel | None:
@@ -135,15 +168,18 @@ def _choose(listing: RepoListing, quant: str) -> GgufModel | None:
     return preferred[0] if preferred else models[0]
 
 
-def _fit(meta: GgufMetadata, n_ctx: int) -> FitEstimate:
+def _system() -> SystemMemory:
     from hearth.engine.backend import supports_gpu_offload
-    from hearth.hardware.fit import ContextPlan, estimate_fit
     from hearth.hardware.probe import probe_system
 
     system = probe_system()
-    if not supports_gpu_offload():
-        system = system.without_gpus()
-    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system)
+    return system if supports_gpu_offload() else system.without_gpus()
+
+
+def _fit(meta: GgufMetadata, n_ctx: int) -> FitEstimate:
+    from hearth.hardware.fit import ContextPlan, estimate_fit
+
+    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), _system())
 
 
 def _login(args: argparse.Namespace) -> int:

@@ -85,3 +85,11 @@ def test_login_stores_the_token(hub_env):
     )  # fmt: skip
     assert check.stdout.strip() == "hf_secret_value"
     assert hearth(env, "logout").returncode == 0
+
+
+def test_pull_without_quant_takes_the_largest_that_fits(hub_env):
+    _, env = hub_env
+    pulled = hearth(env, "pull", "hearth/tiny-GGUF")
+    assert pulled.returncode == 0, pulled.stderr
+    assert "hearth/tiny-GGUF Q8_0" in pulled.stdout  # both fit; Q8_0 is the larger
+    assert "Note:" not in pulled.stderr  # the header agrees with the file name
