@@ -8,6 +8,7 @@ import sys
 
 from hearth import __version__
 from hearth.cli_hub import add_hub_verbs, run_hub_verb
+from hearth.cli_keys import add_key_verbs, run_key_verb
 from hearth.cli_models import add_model_verbs, run_model_verb
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--api-key", default=None, help="key to ask the endpoint with")
     add_model_verbs(verbs)
     add_hub_verbs(verbs)
+    add_key_verbs(verbs)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
@@ -70,6 +72,8 @@ def main(argv: list[str]) -> int:
     handled = run_model_verb(args)
     if handled is None:
         handled = run_hub_verb(args)
+    if handled is None:
+        handled = run_key_verb(args)
     if handled is not None:
         return handled
     if args.verb == "config":

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from hearth.core.model_info import FlashAttention, LoadConfig, SplitMode
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8677
 WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"
@@ -132,7 +135,24 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="allow browser pages from this origin (repeatable)",
     )
+    parser.add_argument(
+        "--no-stored-keys",
+        action="store_true",
+        help="ignore the keys made with 'hearth keys create'",
+    )
     parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def stored_keys() -> list[str]:
+    """Keys made with 'hearth keys create' (the GUI's own worker uses only its token)."""
+    from hearth.config.api_keys import load_keys
+    from hearth.config.secrets import SecretStoreError
+
+    try:
+        return [k.key for k in load_keys()]
+    except SecretStoreError as exc:
+        log.warning("cannot read API keys from the keyring: %s", exc.message)
+        return []
 
 
 def _split_list(text: str) -> tuple[float, ...]:
@@ -151,6 +171,8 @@ def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions
         keys.append(os.environ[API_KEY_ENV])
     if os.environ.get(WORKER_TOKEN_ENV):
         keys.append(os.environ[WORKER_TOKEN_ENV])
+    elif not args.no_stored_keys:
+        keys.extend(stored_keys())
     load = LoadConfig(
         model_path=args.model.expanduser() if args.model else Path(),
         n_ctx=args.ctx,

@@ -1,0 +1,46 @@
+"""``hearth keys``: create, list and revoke the endpoint's API keys."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+
+
+def add_key_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    keys = verbs.add_parser("keys", help="create, list and revoke API keys for the endpoint")
+    actions = keys.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="make a new key and print it once")
+    create.add_argument("name", help="what the key is for, e.g. 'laptop-continue'")
+    actions.add_parser("list", help="list keys (masked)")
+    revoke = actions.add_parser("revoke", help="revoke a key by name")
+    revoke.add_argument("name", nargs="?")
+    revoke.add_argument("--all", action="store_true", help="revoke every key")
+
+
+def run_key_verb(args: argparse.Namespace) -> int | None:
+    if args.verb != "keys":
+        return None
+    from hearth.config.api_keys import create_key, load_keys, revoke_all, revoke_key
+    from hearth.config.secrets import SecretStoreError
+
+    try:
+        if args.keys_action == "create":
+            key = create_key(args.name)
+            sys.stdout.write(f"{key.key}\n")
+            sys.stderr.write(f"Created '{key.name}'. Copy it now: it is not shown again.\n")
+        elif args.keys_action == "list":
+            for key in load_keys():
+                created = datetime.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
+                sys.stdout.write(f"{key.name:<24} {key.masked:<16} created {created}\n")
+        elif args.all:
+            sys.stdout.write(f"Revoked {revoke_all()} key(s).\n")
+        elif args.name and revoke_key(args.name):
+            sys.stdout.write(f"Revoked '{args.name}'. Restart running servers to apply.\n")
+        else:
+            sys.stderr.write("No such key (see 'hearth keys list').\n")
+            return 1
+    except SecretStoreError as exc:
+        sys.stderr.write(exc.message + "\n")
+        return 1
+    return 0
