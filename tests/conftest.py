@@ -61,6 +61,8 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config_dir.mkdir()
     monkeypatch.setenv("HEARTH_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HEARTH_CONFIG_DIR", str(config_dir))
+    # No test may read the developer's real keyring (HF token, API keys).
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
 
 
 # --------------------------------------------------------------------------- servers

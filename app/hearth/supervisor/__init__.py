@@ -3,7 +3,14 @@
 No Qt here: the GUI adapts these to its own event loop (qasync) and signals.
 """
 
-from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
+from hearth.supervisor.client import (
+    ChatStreamStats,
+    Health,
+    ModelMeta,
+    WorkerClient,
+    WorkerError,
+    WorkerUnavailableError,
+)
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
 from hearth.supervisor.supervisor import (
     LoadOptions,
@@ -17,9 +24,11 @@ from hearth.supervisor.supervisor import (
 )
 
 __all__ = [
+    "ChatStreamStats",
     "Health",
     "LoadOptions",
     "ModelLoadError",
+    "ModelMeta",
     "StartTimeoutError",
     "Supervisor",
     "SupervisorError",

@@ -3,13 +3,17 @@
 Cancelling a stream means closing it: cancel the task that iterates
 ``stream_chat()`` (or ``aclose()`` the iterator); the HTTP response is closed and
 the worker frees the slot when it sees the client disconnect.
+
+``stream_chat()`` yields the text deltas; ``stream_chat_events()`` yields the same
+deltas and, last, one ``ChatStreamStats`` with the usage and timings the worker sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +63,34 @@ class Health:
     @property
     def ok(self) -> bool:
         return self.http_status == 200 and self.status == "ok"
+
+
+@dataclass(frozen=True)
+class ModelMeta:
+    """What ``GET /v1/models`` says about the loaded model (unknown fields are None)."""
+
+    id: str
+    n_ctx: int | None = None  # context per slot: the most one conversation can use
+    n_ctx_train: int | None = None
+    n_slots: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatStreamStats:
+    """The end of a streamed chat completion: usage and timings, as the worker sent them."""
+
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    ttft_ms: float | None = None
+    tokens_per_s: float | None = None
+
+    @property
+    def context_used(self) -> int | None:
+        if self.prompt_tokens is None:
+            return None
+        return self.prompt_tokens + (self.completion_tokens or 0)
 
 
 def _error_from_body(status: int, body: bytes) -> WorkerError:
@@ -152,6 +184,29 @@ class WorkerClient:
             raise WorkerError("The worker sent a malformed model list.")
         return [str(m["id"]) for m in items if isinstance(m, dict) and "id" in m]
 
+    async def model_meta(self) -> list[ModelMeta]:
+        """The served models with their context size (``GET /v1/models`` ``meta``)."""
+        data = await self._get_json("/v1/models")
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise WorkerError("The worker sent a malformed model list.")
+        out = []
+        for item in items:
+            if not isinstance(item, dict) or "id" not in item:
+                continue
+            meta = item.get("meta")
+            if not isinstance(meta, dict):
+                meta = {}
+            out.append(
+                ModelMeta(
+                    id=str(item["id"]),
+                    n_ctx=_opt_int(meta.get("n_ctx")),
+                    n_ctx_train=_opt_int(meta.get("n_ctx_train")),
+                    n_slots=_opt_int(meta.get("n_slots")),
+                )
+            )
+        return out
+
     async def _get_json(self, path: str) -> Any:
         try:
             resp = await self._http.get(path)
@@ -172,14 +227,50 @@ class WorkerClient:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
         **extra: Any,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Stream a chat completion; yields the text of each delta as it arrives.
 
         Raises WorkerError with the worker's own message on an error status or an
         in-stream error chunk, and WorkerUnavailableError if the stream breaks off
         (e.g. the worker crashed) before ``data: [DONE]``.
         """
-        body: dict[str, Any] = {"messages": [dict(m) for m in messages], "stream": True}
+        events = self.stream_chat_events(
+            messages,
+            model=model,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            stop=stop,
+            seed=seed,
+            **extra,
+        )
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, str):
+                    yield event
+
+    async def stream_chat_events(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        **extra: Any,
+    ) -> AsyncGenerator[str | ChatStreamStats, None]:
+        """Like ``stream_chat``, then one ``ChatStreamStats`` once the reply finished.
+
+        Extra keyword arguments go into the request body as they are (``top_k``,
+        ``min_p``, ``repeat_penalty``...). Errors are raised as in ``stream_chat``.
+        """
+        body: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         optional = {
             "model": model,
             "temperature": temperature,
@@ -190,6 +281,7 @@ class WorkerClient:
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         body.update(extra)
+        stats: dict[str, Any] = {}
         try:
             async with self._http.stream(
                 "POST", "/v1/chat/completions", json=body, timeout=STREAM_TIMEOUT
@@ -210,7 +302,7 @@ class WorkerClient:
                         done = True
                         continue
                     try:
-                        text = _delta_text(payload)
+                        text = _parse_chunk(payload, stats)
                     except WorkerError as exc:
                         finished, done = exc, True
                         continue
@@ -224,6 +316,7 @@ class WorkerClient:
             raise finished
         if not done:
             raise WorkerUnavailableError("The model worker ended the reply without finishing it.")
+        yield ChatStreamStats(**stats)
 
 
 def _sse_data(line: str) -> str | None:
@@ -233,7 +326,18 @@ def _sse_data(line: str) -> str | None:
     return line[5:].strip()
 
 
-def _delta_text(payload: str) -> str:
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _opt_float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _parse_chunk(payload: str, stats: dict[str, Any]) -> str:
+    """The delta text of one chunk; usage, timings and finish reason go into ``stats``."""
     try:
         chunk: Any = json.loads(payload)
     except ValueError as exc:
@@ -244,10 +348,25 @@ def _delta_text(payload: str) -> str:
         err = _error_from_body(200, payload.encode())
         err.status = None
         raise err
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        stats["prompt_tokens"] = _opt_int(usage.get("prompt_tokens"))
+        stats["completion_tokens"] = _opt_int(usage.get("completion_tokens"))
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            stats["cached_tokens"] = _opt_int(details.get("cached_tokens"))
+    timings = chunk.get("timings")
+    if isinstance(timings, dict):
+        stats["ttft_ms"] = _opt_float(timings.get("ttft_ms"))
+        stats["tokens_per_s"] = _opt_float(timings.get("decode_tokens_per_s"))
     choices = chunk.get("choices")
     if not isinstance(choices, list) or not choices:
         return ""
     first = choices[0]
-    delta = first.get("delta") if isinstance(first, dict) else None
+    if not isinstance(first, dict):
+        return ""
+    if isinstance(first.get("finish_reason"), str):
+        stats["finish_reason"] = first["finish_reason"]
+    delta = first.get("delta")
     content = delta.get("content") if isinstance(delta, dict) else None
     return content if isinstance(content, str) else ""

@@ -1,35 +1,72 @@
-"""Conversation state and the streaming turn, between ChatView and the worker.
+"""The current conversation and its streaming turn, between ChatView, the store and
+the worker.
 
 The whole conversation is sent each turn (the worker's prefix cache makes that
-cheap). Stop cancels the streaming task, which closes the HTTP stream; the worker
-frees its slot and the partial reply stays in the transcript and the conversation.
+cheap). Every store call runs on the store's own thread (``AsyncChatStore``), queued
+in order, so the Qt thread never waits on disk. A reply is recorded as it streams:
+its row exists as 'streaming' before the first token, is checkpointed about every
+0.5 s, and ends 'complete', 'interrupted' (Stop, or the worker died) or 'error'.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from hearth.supervisor import Supervisor, WorkerError
+from hearth.chats import (
+    AsyncChatStore,
+    ChatStore,
+    Conversation,
+    MessageStatus,
+    ReplyRecorder,
+    SamplingSettings,
+)
+from hearth.supervisor import (
+    ChatStreamStats,
+    Supervisor,
+    WorkerClient,
+    WorkerError,
+    WorkerUnavailableError,
+)
+from hearth.ui.chat_turns import ChatSettings, Turn, reply_stats, stats_text, title_for
 from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
+STOPPED = "stopped"
+
 
 @dataclass
-class ChatSettings:
-    temperature: float | None = None
-    max_tokens: int | None = None
+class _Ref:
+    """The conversation's id, read and set on the store's thread (None: not saved yet)."""
+
+    id: int | None = None
+
+
+@dataclass
+class _TurnState:
+    user: Turn | None
+    reply: Turn
+    ref: _Ref
+    parts: list[str] = field(default_factory=list)
+    stats: ChatStreamStats | None = None
+    setup: concurrent.futures.Future[object] | None = None
 
 
 class ChatController(QObject):
     generation_finished = Signal(str)
-    """Emitted with the outcome ("done", "stopped" or "error") after each turn."""
+    """Emitted with the outcome ("done", "stopped" or "error") once a turn is saved."""
+    conversation_changed = Signal()
+    """The current conversation changed (opened, created, saved for the first time)."""
+    history_changed = Signal()
+    """Something in the list of conversations changed (a new one, a new message)."""
 
     def __init__(
         self,
@@ -37,18 +74,32 @@ class ChatController(QObject):
         supervisor: Supervisor,
         tasks: TaskSet,
         settings: ChatSettings | None = None,
+        *,
+        db: AsyncChatStore | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.view = view
         self.supervisor = supervisor
         self.settings = settings or ChatSettings()
-        self.conversation: list[dict[str, str]] = []
+        self.db = db
+        self.turns: list[Turn] = []
+        self.system_prompt = ""
+        self.sampling = SamplingSettings()
+        self.preset_id: int | None = None
+        self.title = ""
+        self.last_stats: ChatStreamStats | None = None
+        self._ref = _Ref()
         self._tasks = tasks
         self._task: asyncio.Task[str | None] | None = None
-        view.send_requested.connect(self.send)
+        self._n_ctx: tuple[WorkerClient, int | None] | None = None
+        view.send_requested.connect(self._on_send)
         view.stop_requested.connect(self.stop)
+        view.regenerate_requested.connect(self.regenerate)
+        view.edit_requested.connect(self.begin_edit)
+        self._editing: int | None = None
 
+    # ------------------------------------------------------------------ facts
     @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
@@ -58,72 +109,308 @@ class ChatController(QObject):
         """The streaming task of the current turn (None before the first)."""
         return self._task
 
+    @property
+    def conversation_id(self) -> int | None:
+        return self._ref.id
+
+    @property
+    def conversation(self) -> list[dict[str, str]]:
+        """The turns as OpenAI chat messages (without the system prompt)."""
+        return [{"role": t.role, "content": t.content} for t in self.turns]
+
+    def request_messages(self) -> list[dict[str, str]]:
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return system + self.conversation
+
+    def effective_sampling(self) -> SamplingSettings:
+        return self.sampling.merged(self.settings.as_sampling())
+
+    # ------------------------------------------------------------------ turns
+    def _on_send(self, text: str) -> None:
+        if self._editing is not None:
+            index, self._editing = self._editing, None
+            self.view.set_editing(None)
+            self.edit_and_resend(index, text)
+        else:
+            self.send(text)
+
     def send(self, text: str) -> asyncio.Task[str | None] | None:
         """Add a user turn and stream the reply. Returns the streaming task."""
-        if self.busy or self.supervisor.client is None:
-            log.warning("send ignored: %s", "busy" if self.busy else "no worker")
+        if not self._can_start():
             return None
-        self.conversation.append({"role": "user", "content": text})
-        self.view.add_user_turn(text)
-        self.view.begin_assistant_turn()
-        self.view.set_generating(True)
-        parts: list[str] = []
-        task = self._tasks.spawn(self._stream_reply(parts), name="chat-turn")
-        # A done-callback, not a `finally`: it also runs if Stop comes before the task
-        # ever started.
-        task.add_done_callback(lambda t: self._finish_turn(t, parts))
-        self._task = task
-        return task
+        user = Turn("user", text)
+        self.turns.append(user)
+        self.view.add_user_turn(text, len(self.turns) - 1)
+        return self._start_turn(user)
+
+    def regenerate(self) -> asyncio.Task[str | None] | None:
+        """Drop the last reply and write it again."""
+        if not self._can_start() or not self.turns or self.turns[-1].role != "assistant":
+            return None
+        old = self.turns.pop()
+        self._forget_from(old)
+        self._redraw()
+        return self._start_turn(None)
+
+    def begin_edit(self, index: int) -> None:
+        """Put user message ``index`` into the input; the next send replaces it."""
+        if self.busy or not 0 <= index < len(self.turns) or self.turns[index].role != "user":
+            return
+        self._editing = index
+        self.view.set_editing(self.turns[index].content)
+
+    def edit_and_resend(self, index: int, text: str) -> asyncio.Task[str | None] | None:
+        """Replace user message ``index`` with ``text``, drop what followed, and resend."""
+        if not self._can_start() or not 0 <= index < len(self.turns):
+            return None
+        if self.turns[index].role != "user":
+            return None
+        self._forget_from(self.turns[index])
+        del self.turns[index:]
+        self._redraw()
+        return self.send(text)
 
     def stop(self) -> None:
         if self._task is not None and not self._task.done():
             log.info("stopping generation")
             self._task.cancel()
 
-    def new_chat(self) -> None:
-        self.stop()
-        self.conversation.clear()
-        self.view.clear_transcript()
+    def _can_start(self) -> bool:
+        if self.busy or self.supervisor.client is None:
+            log.warning("turn ignored: %s", "busy" if self.busy else "no worker")
+            return False
+        return True
 
-    async def _stream_reply(self, parts: list[str]) -> str | None:
-        """Stream into ``parts`` and the view; returns an error message or None."""
+    def _forget_from(self, turn: Turn) -> None:
+        """Delete ``turn`` and everything after it from the store (queued, in order)."""
+        ref = self._ref
+        if self.db is not None:
+            self.db.submit(
+                lambda s: (
+                    s.delete_messages_from(ref.id, turn.id)
+                    if ref.id is not None and turn.id is not None
+                    else 0
+                )
+            )
+
+    def _start_turn(self, user: Turn | None) -> asyncio.Task[str | None]:
+        reply = Turn("assistant", "", status=MessageStatus.STREAMING)
+        state = _TurnState(user=user, reply=reply, ref=self._ref)
+        messages = self.request_messages()
+        self.turns.append(reply)
+        if self.db is not None:
+            state.setup = self.db.submit(lambda s: self._setup_rows(s, state))
+        self.view.set_editing(None)
+        self.view.begin_assistant_turn()
+        self.view.set_generating(True)
+        task = self._tasks.spawn(self._stream_reply(state, messages), name="chat-turn")
+        # A done-callback, not a `finally`: it also runs if Stop comes before the task
+        # ever started.
+        task.add_done_callback(lambda t: self._finish_turn(t, state))
+        self._task = task
+        return task
+
+    def _setup_rows(self, store: ChatStore, state: _TurnState) -> None:
+        """On the store's thread: the conversation (if new), the user row, the reply row."""
+        if state.ref.id is None:
+            first = state.user.content if state.user else "New chat"
+            conv = store.create_conversation(
+                title_for(first),
+                model=self.supervisor.model_id,
+                system_prompt=self.system_prompt,
+                sampling=self.sampling,
+                preset_id=self.preset_id,
+            )
+            state.ref.id = conv.id
+        if state.user is not None:
+            state.user.id = store.add_message(state.ref.id, "user", state.user.content).id
+        state.reply.id = store.add_message(
+            state.ref.id, "assistant", "", MessageStatus.STREAMING
+        ).id
+
+    async def _stream_reply(self, state: _TurnState, messages: list[dict[str, str]]) -> str | None:
+        """Stream into the view and the store; returns an error message or None."""
         client = self.supervisor.client
         if client is None:
             return "No model is loaded."
-        stream = client.stream_chat(
-            list(self.conversation),
+        recorder: ReplyRecorder | None = None
+        if self.db is not None and state.setup is not None:
+            await asyncio.shield(asyncio.wrap_future(state.setup))
+            if state.reply.id is not None:
+                recorder = ReplyRecorder(self.db, state.reply.id)
+        sampling = self.effective_sampling()
+        extra: dict[str, Any] = {
+            k: v
+            for k, v in (
+                ("top_k", sampling.top_k),
+                ("min_p", sampling.min_p),
+                ("repeat_penalty", sampling.repeat_penalty),
+            )
+            if v is not None
+        }
+        stream = client.stream_chat_events(
+            messages,
             model=self.supervisor.model_id,
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens,
+            seed=sampling.seed,
+            **extra,
         )
-        try:
-            async with contextlib.aclosing(stream):  # type: ignore[type-var]
-                async for delta in stream:
-                    parts.append(delta)
-                    self.view.append_delta(delta)
-        except WorkerError as exc:
-            log.warning("chat turn failed: %s", exc)
-            return exc.message
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if isinstance(event, str):
+                    state.parts.append(event)
+                    self.view.append_delta(event)
+                    if recorder is not None:
+                        recorder.append(event)
+                else:
+                    state.stats = event
+        if self._n_ctx is None or self._n_ctx[0] is not client:
+            self._n_ctx = (client, await self._context_size(client))
         return None
 
-    def _finish_turn(self, task: asyncio.Task[str | None], parts: list[str]) -> None:
+    @staticmethod
+    async def _context_size(client: WorkerClient) -> int | None:
+        try:
+            metas = await client.model_meta()
+        except WorkerError as exc:
+            log.info("no model metadata: %s", exc)
+            return None
+        return metas[0].n_ctx if metas else None
+
+    def _finish_turn(self, task: asyncio.Task[str | None], state: _TurnState) -> None:
+        status, detail = MessageStatus.COMPLETE, None
         if task.cancelled():
-            outcome, note = "stopped", "stopped"
-        elif task.exception() is not None:
-            outcome, note = "error", f"Error: {task.exception()}"
-        elif task.result() is not None:
-            outcome, note = "error", f"Error: {task.result()}"
+            outcome, note = "stopped", STOPPED
+            status, detail = MessageStatus.INTERRUPTED, "Stopped"
+        elif (exc := task.exception()) is not None:
+            detail = exc.message if isinstance(exc, WorkerError) else str(exc)
+            if isinstance(exc, WorkerUnavailableError):  # the worker died: keep the text
+                outcome, note, status = "error", f"interrupted: {detail}", MessageStatus.INTERRUPTED
+            else:
+                outcome, note, status = "error", f"Error: {detail}", MessageStatus.ERROR
+        elif (error := task.result()) is not None:
+            outcome, note, status, detail = "error", f"Error: {error}", MessageStatus.ERROR, error
         else:
             outcome, note = "done", None
-        reply = "".join(parts)
-        if reply:
-            self.conversation.append({"role": "assistant", "content": reply})
-        elif outcome != "done" and self.conversation and self.conversation[-1]["role"] == "user":
+        reply = state.reply
+        reply.content = "".join(state.parts)
+        reply.status, reply.detail = status, detail
+        reply.stats = reply_stats(state.stats)
+        dropped = not reply.content and outcome != "done"
+        if dropped:
             # Nothing came back: drop the question so roles keep alternating, and give
             # the text back to the input for another try.
-            question = self.conversation.pop()["content"]
-            if not self.view.input.toPlainText():
-                self.view.input.setPlainText(question)
+            self.turns.remove(reply)
+            if state.user is not None and state.user in self.turns:
+                self.turns.remove(state.user)
+                if not self.view.input.toPlainText():
+                    self.view.input.setPlainText(state.user.content)
         self.view.end_assistant_turn(note, error=outcome == "error")
         self.view.set_generating(False)
+        self.view.set_can_regenerate(bool(self.turns) and self.turns[-1].role == "assistant")
+        self.last_stats = state.stats
+        if state.stats is not None:
+            self.view.set_stats(stats_text(state.stats, self._n_ctx[1] if self._n_ctx else None))
+        saved = None
+        if self.db is not None and state.setup is not None:
+            first = state.user if dropped and state.user is not None else reply
+            saved = self.db.submit(lambda s: self._save_outcome(s, state, first, dropped))
+        self._tasks.spawn(self._announce(outcome, saved), name="chat-saved")
+
+    @staticmethod
+    def _save_outcome(store: ChatStore, state: _TurnState, first: Turn, dropped: bool) -> None:
+        """On the store's thread, after the setup job: finalize (or drop) the rows."""
+        reply_id = state.reply.id
+        if state.ref.id is None or reply_id is None:
+            return
+        if dropped and first.id is not None:
+            store.delete_messages_from(state.ref.id, first.id)
+            return
+        reply = state.reply
+        store.finish_message(
+            reply_id, reply.content, reply.status, detail=reply.detail, stats=reply.stats
+        )
+
+    async def _announce(
+        self, outcome: str, saved: concurrent.futures.Future[object] | None
+    ) -> None:
+        if saved is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(saved)
+            self.conversation_changed.emit()
+            self.history_changed.emit()
         self.generation_finished.emit(outcome)
+
+    # ------------------------------------------------------------------ conversations
+    def new_chat(self) -> None:
+        """Start an empty conversation (saved when its first message is sent)."""
+        self.stop()
+        self._ref = _Ref()
+        self.turns = []
+        self.title = ""
+        self._editing = None
+        self.view.set_editing(None)
+        self.view.clear_transcript()
+        self.view.set_can_regenerate(False)
+        self.conversation_changed.emit()
+
+    async def open_conversation(self, conversation_id: int) -> None:
+        """Show a saved conversation (its settings become the current ones)."""
+        if self.db is None:
+            return
+        self.stop()
+        conv, messages = await self.db.run(
+            lambda s: (s.conversation(conversation_id), s.messages(conversation_id))
+        )
+        self._ref = _Ref(conversation_id)
+        self.apply_conversation(conv)
+        self.turns = [
+            Turn(m.role, m.content, m.id, m.status, m.detail, m.stats)
+            for m in messages
+            if m.role != "system"
+        ]
+        self._editing = None
+        self.view.set_editing(None)
+        self._redraw()
+        last = self.turns[-1] if self.turns else None
+        self.view.set_can_regenerate(last is not None and last.role == "assistant")
+        self.view.set_stats(stats_text(last.stats if last else None, None))
+        self.conversation_changed.emit()
+
+    def apply_conversation(self, conv: Conversation) -> None:
+        self.title = conv.title
+        self.system_prompt = conv.system_prompt
+        self.sampling = conv.sampling
+        self.preset_id = conv.preset_id
+
+    def set_chat_settings(
+        self, system_prompt: str, sampling: SamplingSettings, preset_id: int | None
+    ) -> None:
+        """The settings panel changed: use them from the next turn, and save them."""
+        self.system_prompt, self.sampling, self.preset_id = system_prompt, sampling, preset_id
+        ref = self._ref
+        if self.db is not None:
+            self.db.submit(
+                lambda s: (
+                    s.set_chat_settings(
+                        ref.id, system_prompt=system_prompt, sampling=sampling, preset_id=preset_id
+                    )
+                    if ref.id is not None
+                    else None
+                )
+            )
+
+    def _redraw(self) -> None:
+        self.view.clear_transcript()
+        for index, turn in enumerate(self.turns):
+            if turn.role == "user":
+                self.view.add_user_turn(turn.content, index)
+                continue
+            note = None
+            if turn.status is not MessageStatus.COMPLETE:
+                note = f"{turn.status.value}: {turn.detail}" if turn.detail else turn.status.value
+            self.view.add_assistant_message(
+                turn.content, note, error=turn.status is MessageStatus.ERROR
+            )

@@ -1,18 +1,31 @@
-"""The chat pane: transcript, multi-line input, Send and Stop.
+"""The chat pane: transcript, input, Send / Stop / Regenerate, and a stats footer.
 
-Streaming text is not painted per delta: deltas are buffered and flushed into the
-transcript by a timer at about 30 fps, so a fast model never makes the UI the
-bottleneck. The view holds no conversation state; ``ChatController`` drives it.
+Streaming text is never painted per delta: deltas are queued in a ``MarkdownWriter``
+and a timer draws them at most every ``FLUSH_INTERVAL_MS`` (~60 fps). Each frame draws
+only what is new: finished markdown blocks once, plus the still-growing tail. The view
+holds no conversation state; ``ChatController`` drives it.
 """
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QKeyEvent, QTextCharFormat, QTextCursor
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFont,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QTextBrowser,
@@ -20,10 +33,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
+
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL_MS = 33
-ROLE_TITLES = {"user": "You", "assistant": "Assistant"}
+FLUSH_INTERVAL_MS = 16
+ROLE_TITLES = {"user": "You", "assistant": "Assistant", "system": "System"}
+EDIT_SCHEME = "edit:"
 
 
 class ChatInput(QPlainTextEdit):
@@ -43,6 +59,9 @@ class ChatInput(QPlainTextEdit):
 class ChatView(QWidget):
     send_requested = Signal(str)
     stop_requested = Signal()
+    regenerate_requested = Signal()
+    edit_requested = Signal(int)
+    """A user message's "edit" link was clicked; carries its index in the conversation."""
     transcript_updated = Signal()
     """Emitted after each repaint of the transcript (one per coalesced flush)."""
 
@@ -50,32 +69,48 @@ class ChatView(QWidget):
         super().__init__(parent)
         self.transcript = QTextBrowser(self)
         self.transcript.setObjectName("transcript")
-        self.transcript.setOpenExternalLinks(False)
+        self.transcript.setAccessibleName("Conversation transcript")
+        self.transcript.setOpenLinks(False)
+        self.transcript.anchorClicked.connect(self._link_clicked)
+        prepare_document(self.transcript.document())
+        self.code_blocks: list[list[str]] = []
+        self.stats_label = QLabel(self)
+        self.stats_label.setObjectName("chatStats")
+        self.stats_label.setAccessibleName("Reply statistics")
+        self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.edit_banner = QLabel(self)
+        self.edit_banner.setObjectName("editBanner")
+        self.edit_banner.hide()
         self.input = ChatInput(self)
         self.input.setObjectName("chatInput")
+        self.input.setAccessibleName("Message")
         self.input.setPlaceholderText("Type a message — Ctrl+Enter to send")
         self.input.setMaximumHeight(120)
-        self.send_button = QPushButton("Send", self)
-        self.send_button.setObjectName("sendButton")
-        self.send_button.setToolTip("Send (Ctrl+Enter)")
-        self.stop_button = QPushButton("Stop", self)
-        self.stop_button.setObjectName("stopButton")
+        self.send_button = self._button("Send", "sendButton", "Send (Ctrl+Enter)")
+        self.stop_button = self._button("Stop", "stopButton", "Stop generating (Esc)")
+        self.regenerate_button = self._button(
+            "Regenerate", "regenerateButton", "Write the last reply again"
+        )
 
         buttons = QVBoxLayout()
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
+        for button in (self.send_button, self.stop_button, self.regenerate_button):
+            buttons.addWidget(button)
         buttons.addStretch(1)
         bottom = QHBoxLayout()
         bottom.addWidget(self.input, 1)
         bottom.addLayout(buttons)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.stats_label)
+        layout.addWidget(self.edit_banner)
         layout.addLayout(bottom)
 
         self._can_send = False
+        self._can_regenerate = False
         self._generating = False
-        self._pending: list[str] = []
-        self._reply_chars = 0
+        self._writer: MarkdownWriter | None = None
+        self.streamed_chars = 0
         self.flush_count = 0
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
@@ -84,7 +119,18 @@ class ChatView(QWidget):
         self.send_button.clicked.connect(self._submit)
         self.input.submitted.connect(self._submit)
         self.stop_button.clicked.connect(self._stop)
+        self.regenerate_button.clicked.connect(self.regenerate_requested.emit)
+        stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        stop_shortcut.activated.connect(self._escape)
         self._update_buttons()
+
+    def _button(self, text: str, name: str, tip: str) -> QPushButton:
+        button = QPushButton(text, self)
+        button.setObjectName(name)
+        button.setToolTip(tip)
+        button.setAccessibleName(text)
+        return button
 
     # ------------------------------------------------------------------ state
     @property
@@ -94,6 +140,10 @@ class ChatView(QWidget):
     def set_can_send(self, can_send: bool) -> None:
         """Whether a model is ready to answer."""
         self._can_send = can_send
+        self._update_buttons()
+
+    def set_can_regenerate(self, can: bool) -> None:
+        self._can_regenerate = can
         self._update_buttons()
 
     def set_generating(self, generating: bool) -> None:
@@ -106,12 +156,21 @@ class ChatView(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        self.send_button.setEnabled(self._can_send and not self._generating)
+        idle = self._can_send and not self._generating
+        self.send_button.setEnabled(idle)
         self.stop_button.setEnabled(self._generating)
+        self.regenerate_button.setEnabled(idle and self._can_regenerate)
 
     def _stop(self) -> None:
         if self._generating:
             self.stop_requested.emit()
+
+    def _escape(self) -> None:
+        if self._generating:
+            self.stop_requested.emit()
+        elif self.edit_banner.isVisible():
+            self.set_editing(None)
+            self.input.clear()
 
     def _submit(self) -> None:
         text = self.input.toPlainText().strip()
@@ -120,67 +179,152 @@ class ChatView(QWidget):
         self.input.clear()
         self.send_requested.emit(text)
 
+    def set_editing(self, text: str | None) -> None:
+        """Show (or hide, with None) the "editing a message" bar above the input."""
+        if text is None:
+            self.edit_banner.hide()
+            return
+        self.edit_banner.setText("Editing a message: Ctrl+Enter resends it, Esc cancels.")
+        self.edit_banner.show()
+        self.input.setPlainText(text)
+        self.input.setFocus()
+
+    def set_stats(self, text: str) -> None:
+        self.stats_label.setText(text)
+
     # ------------------------------------------------------------------ transcript
-    def _cursor_at_end(self) -> QTextCursor:
-        cursor = self.transcript.textCursor()
+    def _end(self) -> QTextCursor:
+        cursor = QTextCursor(self.transcript.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         return cursor
 
-    def _insert(self, text: str, fmt: QTextCharFormat) -> None:
+    def _following(self) -> bool:
         bar = self.transcript.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - 4
-        self._cursor_at_end().insertText(text, fmt)
-        if follow:
-            bar.setValue(bar.maximum())
+        return bar.value() >= bar.maximum() - 4
 
-    def _start_turn(self, role: str) -> None:
+    def _scroll_to_end(self) -> None:
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _heading(self, role: str, index: int | None) -> None:
+        cursor = self._end()
         heading = QTextCharFormat()
         heading.setFontWeight(QFont.Weight.Bold)
-        prefix = "\n\n" if not self.transcript.document().isEmpty() else ""
-        self._insert(f"{prefix}{ROLE_TITLES.get(role, role)}\n", heading)
+        block = QTextBlockFormat()
+        if not self.transcript.document().isEmpty():
+            block.setTopMargin(14)
+            cursor.insertBlock(block, heading)
+        else:
+            cursor.setBlockFormat(block)
+        cursor.insertText(ROLE_TITLES.get(role, role), heading)
+        if role == "user" and index is not None:
+            link = QTextCharFormat()
+            link.setAnchor(True)
+            link.setAnchorHref(f"{EDIT_SCHEME}{index}")
+            link.setForeground(QColor("#1a62c5"))
+            link.setFontPointSize(max(heading.font().pointSizeF() - 1, 7))
+            cursor.insertText("   ", QTextCharFormat())
+            cursor.insertText("edit", link)
 
-    def add_user_turn(self, text: str) -> None:
-        self._start_turn("user")
-        self._insert(text, QTextCharFormat())
+    def add_user_turn(self, text: str, index: int | None = None) -> None:
+        follow = self._following()
+        self._heading("user", index)
+        cursor = self._end()
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        cursor.insertText(text, QTextCharFormat())
+        if follow:
+            self._scroll_to_end()
+        self.transcript_updated.emit()
+
+    def add_assistant_message(
+        self, text: str, note: str | None = None, *, error: bool = False
+    ) -> None:
+        """A finished reply from the history, drawn at once."""
+        self._heading("assistant", None)
+        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
+        writer = MarkdownWriter(self.transcript.document(), self.code_blocks, reuse_last_block=True)
+        writer.set_text(text)
+        if note:
+            self._note(note, error=error, separate=bool(text))
         self.transcript_updated.emit()
 
     def begin_assistant_turn(self) -> None:
         self.flush()
-        self._reply_chars = 0
-        self._start_turn("assistant")
+        self.streamed_chars = 0
+        self._heading("assistant", None)
+        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())  # the reply goes here
+        self._writer = MarkdownWriter(
+            self.transcript.document(), self.code_blocks, reuse_last_block=True
+        )
+        self._scroll_to_end()
         self.transcript_updated.emit()
 
     def append_delta(self, text: str) -> None:
-        """Queue streamed text; it appears at the next flush (≤ ~33 ms)."""
-        self._pending.append(text)
+        """Queue streamed text; it appears at the next flush (≤ ~16 ms)."""
+        if self._writer is None:
+            self.begin_assistant_turn()
+        assert self._writer is not None
+        self._writer.append(text)
+        self.streamed_chars += len(text)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
 
     def flush(self) -> None:
-        if not self._pending:
+        writer = self._writer
+        if writer is None or not writer.has_pending:
             return
-        text = "".join(self._pending)
-        self._pending.clear()
-        self._reply_chars += len(text)
-        self._insert(text, QTextCharFormat())
+        follow = self._following()
+        writer.render()
+        if follow:
+            self._scroll_to_end()
         self.flush_count += 1
         self.transcript_updated.emit()
 
     def end_assistant_turn(self, note: str | None = None, *, error: bool = False) -> None:
         """Close the reply; ``note`` (e.g. "stopped" or an error) is shown after it."""
-        self.flush()
+        follow = self._following()
+        if self._writer is not None:
+            self._writer.finish()
+            self._writer = None
         if note:
-            fmt = QTextCharFormat()
-            fmt.setForeground(QColor("#b00020") if error else QColor("#777777"))
-            fmt.setFontItalic(True)
-            sep = "\n" if self._reply_chars else ""
-            self._insert(f"{sep}[{note}]", fmt)
-            self.transcript_updated.emit()
+            self._note(note, error=error, separate=self.streamed_chars > 0)
+        if follow:
+            self._scroll_to_end()
+        self.transcript_updated.emit()
+
+    def _note(self, note: str, *, error: bool, separate: bool) -> None:
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor("#b00020") if error else QColor("#777777"))
+        fmt.setFontItalic(True)
+        cursor = self._end()
+        if separate and cursor.block().length() > 1:
+            cursor.insertBlock(QTextBlockFormat(), fmt)
+        cursor.insertText(f"[{note}]", fmt)
 
     def clear_transcript(self) -> None:
-        self._pending.clear()
+        self._writer = None
+        self.code_blocks.clear()
         self.transcript.clear()
+        self.stats_label.clear()
         self.transcript_updated.emit()
 
     def transcript_text(self) -> str:
         return self.transcript.toPlainText()
+
+    # ------------------------------------------------------------------ links
+    def copy_code(self, index: int) -> str:
+        """Put code block ``index`` on the clipboard; returns its text."""
+        text = "\n".join(self.code_blocks[index]) if 0 <= index < len(self.code_blocks) else ""
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    def _link_clicked(self, url: QUrl) -> None:
+        href = url.toString()
+        if href.startswith(COPY_SCHEME):
+            self.copy_code(int(href[len(COPY_SCHEME) :]))
+        elif href.startswith(EDIT_SCHEME):
+            self.edit_requested.emit(int(href[len(EDIT_SCHEME) :]))
+        elif url.scheme() in ("http", "https"):
+            QDesktopServices.openUrl(url)
+        else:
+            log.info("ignored link %s", href)

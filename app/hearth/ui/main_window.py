@@ -1,7 +1,10 @@
 """The main window: open a model, see the worker's state, chat.
 
-All worker I/O runs as asyncio tasks on the qasync loop; slots only start tasks.
-Closing the window stops the worker first (asynchronously), then really closes.
+Layout: the conversation list (search, new, rename, delete, export) on the left, the
+chat in the middle, the chat's settings (system prompt, preset, sampling) on the
+right. All worker and store I/O runs as asyncio tasks on the qasync loop or on the
+store's own thread; slots only start tasks. Closing the window stops the worker first
+(asynchronously), then really closes.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -22,12 +25,18 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from hearth.chats import AsyncChatStore
+from hearth.config.paths import default_paths
 from hearth.supervisor import LoadOptions, Supervisor, SupervisorError, WorkerState, WorkerStatus
-from hearth.ui.chat_session import ChatController, ChatSettings
+from hearth.ui.chat_session import ChatController
+from hearth.ui.chat_settings_panel import ChatSettingsPanel
+from hearth.ui.chat_sidebar import ChatSidebar
+from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
@@ -51,11 +60,12 @@ class MainWindow(QMainWindow):
         load_options: LoadOptions | None = None,
         chat_settings: ChatSettings | None = None,
         start_timeout: float = 120.0,
+        chats_db: Path | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Hearth")
-        self.resize(900, 700)
+        self.resize(1200, 760)
         self.load_options = load_options
         self._tasks = TaskSet()
         self._load_task: asyncio.Task[None] | None = None
@@ -68,18 +78,35 @@ class MainWindow(QMainWindow):
             on_status=self._bridge.changed.emit, log_dir=log_dir, start_timeout=start_timeout
         )
 
+        # The store opens (migrations, recovery of interrupted replies) on its own thread.
+        self.chats_db = AsyncChatStore(chats_db or default_paths().chats_db)
         self.chat_view = ChatView(self)
-        self.chat = ChatController(self.chat_view, self.supervisor, self._tasks, chat_settings)
+        self.chat = ChatController(
+            self.chat_view, self.supervisor, self._tasks, chat_settings, db=self.chats_db
+        )
+        self.sidebar = ChatSidebar(self.chats_db, self.chat, self._tasks, self)
+        self.settings_panel = ChatSettingsPanel(self.chats_db, self.chat, self._tasks, self)
         self._build_banner()
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.banner)
-        layout.addWidget(self.chat_view, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.chat_view)
+        self.splitter.addWidget(self.settings_panel)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([240, 700, 260])
+        layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self._build_actions()
         self._build_status_bar()
         self._show_status(self.supervisor.status)
+        QTimer.singleShot(0, self._load_history)
+
+    def _load_history(self) -> None:
+        self.sidebar.refresh()
+        self.settings_panel.load_presets()
 
     # ------------------------------------------------------------------ build
     def _build_actions(self) -> None:
@@ -89,12 +116,20 @@ class MainWindow(QMainWindow):
         self.new_chat_action = QAction("&New chat", self)
         self.new_chat_action.setShortcut(QKeySequence.StandardKey.New)
         self.new_chat_action.triggered.connect(self.chat.new_chat)
+        self.search_action = QAction("&Search chats", self)
+        self.search_action.setShortcut(QKeySequence("Ctrl+K"))
+        self.search_action.triggered.connect(self.sidebar.focus_search)
+        self.settings_action = QAction("Chat &settings", self)
+        self.settings_action.setCheckable(True)
+        self.settings_action.setChecked(True)
+        self.settings_action.toggled.connect(self.settings_panel.setVisible)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.new_chat_action)
+        file_menu.addAction(self.search_action)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         toolbar = self.addToolBar("Main")
@@ -102,6 +137,8 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         toolbar.addAction(self.open_action)
         toolbar.addAction(self.new_chat_action)
+        toolbar.addAction(self.settings_action)
+        self.addAction(self.search_action)  # Ctrl+K works wherever the focus is
 
     def _build_banner(self) -> None:
         self.banner = QFrame(self)
@@ -223,6 +260,7 @@ class MainWindow(QMainWindow):
         if not self._really_close:
             self._tasks.cancel_all()
         self._really_close = True
+        self.chats_db.close()  # waits for queued writes (a few ms at most)
         if not self._closed_emitted:
             self._closed_emitted = True
             self.closed.emit()
