@@ -20,6 +20,7 @@ from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
+from hearth.server.openapi import install_openapi
 from hearth.server.security import AccessMiddleware, AccessPolicy
 
 
@@ -50,9 +51,10 @@ def create_app(
         version=__version__,
         docs_url=None,
         redoc_url=None,
-        openapi_url=None,
+        openapi_url="/openapi.json",
     )
     install_error_handlers(app)
+    install_openapi(app)
     app.include_router(admin_router(engine))
     app.include_router(openai_router(engine, manager))
     app.include_router(ollama_router(engine, manager))

@@ -19,6 +19,7 @@ from hearth.core.model_info import FlashAttention, LoadConfig
 from hearth.engine.engine import Engine, EngineState, LoadState
 from hearth.server.errors import ApiError
 from hearth.server.openai_format import sse
+from hearth.server.openapi import json_body
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def load_router(engine: Engine) -> APIRouter:
     router = APIRouter(prefix="/hearth/v1")
     busy = threading.Lock()  # one load at a time
 
-    @router.post("/load", status_code=202)
+    @router.post("/load", status_code=202, openapi_extra=json_body(LoadRequest))
     async def load(request: Request) -> dict[str, Any]:
         body = await parse_body(request, LoadRequest)
         config = body.apply(engine.config)

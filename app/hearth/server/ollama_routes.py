@@ -47,6 +47,7 @@ from hearth.server.ollama_schemas import (
     OllamaGenerateRequest,
     OllamaShowRequest,
 )
+from hearth.server.openapi import json_body
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         info = engine.info
         return {"models": [ps_entry(info)] if info else []}
 
-    @router.post("/show")
+    @router.post("/show", openapi_extra=json_body(OllamaShowRequest))
     async def show(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaShowRequest)
         info = await models.resolve(body.requested or None)
@@ -81,7 +82,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")
         return show_json(info, template)
 
-    @router.post("/chat", response_model=None)
+    @router.post("/chat", response_model=None, openapi_extra=json_body(OllamaChatRequest))
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
         info = await models.resolve(body.model or None)
@@ -110,7 +111,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
             )
         return await _respond(request, stream, body.stream, chunk, final)
 
-    @router.post("/generate", response_model=None)
+    @router.post("/generate", response_model=None, openapi_extra=json_body(OllamaGenerateRequest))
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
         info = await models.resolve(body.model or None)
@@ -138,7 +139,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
 
         return await _respond(request, stream, body.stream, chunk, final)
 
-    @router.post("/embed")
+    @router.post("/embed", openapi_extra=json_body(OllamaEmbedRequest))
     async def embed(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
         info = await models.resolve(body.model or None)
@@ -152,7 +153,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
             "prompt_eval_count": result.prompt_tokens,
         }
 
-    @router.post("/embeddings")
+    @router.post("/embeddings", openapi_extra=json_body(OllamaEmbedRequest))
     async def embeddings_legacy(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
         await models.resolve(body.model or None)

@@ -40,6 +40,7 @@ from hearth.server.openai_schemas import (
     EmbeddingRequest,
     SamplingFields,
 )
+from hearth.server.openapi import json_body
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,9 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         found = models.lookup(model_id)
         return model_json(found) if isinstance(found, ModelInfo) else catalog_model_json(found)
 
-    @router.post("/v1/chat/completions", response_model=None)
+    @router.post(
+        "/v1/chat/completions", response_model=None, openapi_extra=json_body(ChatCompletionRequest)
+    )
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
         info = await models.resolve(body.model)
@@ -81,7 +84,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         stream = await engine.start(GenerationRequest(prompt=prompt, params=params))
         return await _respond(request, stream, body, info, chat=True, tool_format=tool_format)
 
-    @router.post("/v1/completions", response_model=None)
+    @router.post("/v1/completions", response_model=None, openapi_extra=json_body(CompletionRequest))
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
         info = await models.resolve(body.model)
@@ -107,7 +110,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         stream = await engine.start(gen)
         return await _respond(request, stream, body, info, chat=False, echo=_echo_text(body))
 
-    @router.post("/v1/embeddings")
+    @router.post("/v1/embeddings", openapi_extra=json_body(EmbeddingRequest))
     async def embeddings(request: Request) -> dict[str, Any]:
         body = await parse_body(request, EmbeddingRequest)
         info = await models.resolve(body.model)

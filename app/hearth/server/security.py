@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/health", "/"})
+PUBLIC_PATHS = frozenset({"/health", "/", "/openapi.json"})
 LOCAL_HOST_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
