@@ -89,7 +89,21 @@ def test_errors_are_ollama_shaped(client, serve_q8):
     assert response.status_code == 400
     assert set(response.json()) == {"error"}
     response = httpx.post(
-        f"{serve_q8.base_url}/api/generate", json={"model": MODEL, "prompt": "x", "format": "json"}
+        f"{serve_q8.base_url}/api/generate", json={"model": MODEL, "prompt": "x", "format": 7}
     )
     assert response.status_code == 400
     assert "format" in response.json()["error"]
+
+
+def test_format_json_and_schema(client):
+    import json
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
+              "additionalProperties": False}  # fmt: skip
+    reply = client.chat(model=MODEL, messages=[{"role": "user", "content": "JSON"}],
+                        format=schema, options={"num_predict": 60, "temperature": 0})  # fmt: skip
+    value = json.loads(reply.message.content)
+    assert set(value) == {"n"} and isinstance(value["n"], int)
+    loose = client.generate(model=MODEL, prompt="JSON", format="json",
+                            options={"num_predict": 200, "temperature": 0})  # fmt: skip
+    assert loose.response.lstrip().startswith("{")

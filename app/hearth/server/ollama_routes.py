@@ -10,13 +10,14 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth import __version__
-from hearth.core.errors import HearthError
+from hearth.core.errors import HearthError, InvalidRequestError
 from hearth.core.generation import (
     ChatMessage,
     Finished,
@@ -25,7 +26,9 @@ from hearth.core.generation import (
     TextDelta,
     ToolCall,
 )
+from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, parse_output
 from hearth.server.common import collect
 from hearth.server.model_manager import ModelManager
@@ -92,9 +95,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         tools = body.tool_specs()
         tool_format = engine.tool_format if tools else None
         prompt = engine.render_chat(body.chat_messages(), tools)
-        stream = await engine.start(
-            GenerationRequest(prompt=prompt, params=body.options.to_sampling())
-        )
+        stream = await engine.start(GenerationRequest(prompt=prompt, params=_sampling(body)))
 
         def chunk(text: str) -> dict[str, Any]:
             message = {"role": "assistant", "content": text}
@@ -116,7 +117,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         body = await parse_body(request, OllamaGenerateRequest)
         info = await models.resolve(body.model or None)
         name = ollama_name(info)
-        params = body.options.to_sampling()
+        params = _sampling(body)
         if body.suffix:
             tokens = tuple(engine.fim_prompt(body.prompt, body.suffix))
             gen = GenerationRequest(prompt_tokens=tokens, params=params)
@@ -210,6 +211,20 @@ async def _respond_with_tools(
             stream.cancel()
 
     return StreamingResponse(events(), media_type="application/x-ndjson")
+
+
+def _sampling(body: OllamaChatRequest | OllamaGenerateRequest) -> SamplingParams:
+    """Options, plus ``format``: "json" or a JSON schema, enforced by a grammar."""
+    params = body.options.to_sampling()
+    fmt = body.format
+    if fmt is None or fmt == "":
+        return params
+    if fmt == "json":
+        return replace(params, grammar=JSON_OBJECT_GRAMMAR)
+    if isinstance(fmt, dict):
+        return replace(params, grammar=grammar_for_schema(fmt))
+    raise InvalidRequestError(f"format must be 'json' or a JSON schema, not {fmt!r}",
+                              param="format")  # fmt: skip
 
 
 def _loaded(name: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -64,13 +64,6 @@ class _OllamaRequest(_Lenient):
     keep_alive: str | int | float | None = None
     images: list[str] | None = None
 
-    @field_validator("format")
-    @classmethod
-    def _format(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
-        if value in (None, ""):
-            return None
-        raise ValueError("structured output ('format') is not supported yet")
-
     @field_validator("images")
     @classmethod
     def _images(cls, value: list[str] | None) -> list[str] | None:
