@@ -376,7 +376,8 @@ class ChatController(QObject):
         self._redraw()
         last = self.turns[-1] if self.turns else None
         self.view.set_can_regenerate(last is not None and last.role == "assistant")
-        self.view.set_stats(stats_text(last.stats if last else None, None))
+        n_ctx = self._n_ctx[1] if self._n_ctx else None
+        self.view.set_stats(stats_text(last.stats if last else None, n_ctx))
         self.conversation_changed.emit()
 
     def apply_conversation(self, conv: Conversation) -> None:
