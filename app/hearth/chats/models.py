@@ -1,0 +1,118 @@
+"""Plain values the chat store reads and writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
+from typing import Any
+
+
+class MessageStatus(str, Enum):
+    COMPLETE = "complete"
+    STREAMING = "streaming"  # being written; becomes INTERRUPTED if the app dies
+    INTERRUPTED = "interrupted"  # cut short (stop, worker crash, app crash); text kept
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """Per-chat sampling; ``None`` leaves the worker's default."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repeat_penalty: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SamplingSettings:
+        """Lenient: unknown keys and values of the wrong type are dropped."""
+        if not isinstance(data, dict):
+            return cls()
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            value = data.get(f.name)
+            if isinstance(value, bool) or value is None:
+                continue
+            if f.name in ("top_k", "max_tokens", "seed") and isinstance(value, int):
+                values[f.name] = value
+            elif f.name not in ("top_k", "max_tokens", "seed") and isinstance(value, int | float):
+                values[f.name] = float(value)
+        return cls(**values)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> SamplingSettings:
+        try:
+            return cls.from_dict(json.loads(text or "{}"))
+        except ValueError:
+            return cls()
+
+    def merged(self, overrides: SamplingSettings) -> SamplingSettings:
+        """These settings with every non-None value of ``overrides`` on top."""
+        return replace(self, **overrides.to_dict())
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: int
+    name: str
+    system_prompt: str = ""
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
+    builtin: bool = False
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: int
+    title: str
+    created: float
+    updated: float
+    model: str | None = None
+    system_prompt: str = ""
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
+    preset_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ReplyStats:
+    """What the worker reported about one reply (any field may be unknown)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    tokens_per_s: float | None = None
+    ttft_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    conversation_id: int
+    role: str
+    content: str
+    created: float
+    status: MessageStatus = MessageStatus.COMPLETE
+    detail: str | None = None  # why it was interrupted, or the error
+    stats: ReplyStats = field(default_factory=ReplyStats)
+
+    def as_chat(self) -> dict[str, str]:
+        """The OpenAI chat message for this row."""
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    conversation_id: int
+    title: str
+    snippet: str  # matched words wrapped in [ ]
+    message_id: int | None  # None when the title matched
+    updated: float

@@ -1,0 +1,179 @@
+"""The chats.db schema, as numbered migrations applied in order.
+
+``schema_version`` holds one row: the number of migrations applied. A database made
+by a newer Hearth (higher version) is refused rather than damaged.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from hearth.chats.presets import BUILTIN_PRESETS
+
+log = logging.getLogger(__name__)
+
+
+class SchemaTooNewError(RuntimeError):
+    """The database was written by a newer version of Hearth."""
+
+
+_V1 = """
+CREATE TABLE presets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    system_prompt TEXT NOT NULL DEFAULT '',
+    sampling TEXT NOT NULL DEFAULT '{}',
+    builtin INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+);
+CREATE TABLE conversations (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    model TEXT,
+    system_prompt TEXT NOT NULL DEFAULT '',
+    sampling TEXT NOT NULL DEFAULT '{}',
+    preset_id INTEGER REFERENCES presets(id) ON DELETE SET NULL
+);
+CREATE INDEX conversations_by_updated ON conversations(updated DESC);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+    content TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'complete'
+        CHECK (status IN ('complete', 'streaming', 'interrupted', 'error')),
+    detail TEXT,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cached_tokens INTEGER,
+    tokens_per_s REAL,
+    ttft_ms REAL
+);
+CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+"""
+
+# Full-text search. Rows still streaming are not indexed: their content is rewritten
+# every half second, and indexing it each time would be wasted work. The triggers index
+# a message when it leaves 'streaming' and keep the index exact on edits and deletes.
+_V2 = """
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    content, content='messages', content_rowid='id', tokenize='unicode61'
+);
+CREATE VIRTUAL TABLE conversations_fts USING fts5(
+    title, content='conversations', content_rowid='id', tokenize='unicode61'
+);
+CREATE TRIGGER messages_ai AFTER INSERT ON messages WHEN new.status != 'streaming' BEGIN
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_ad AFTER DELETE ON messages WHEN old.status != 'streaming' BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_au_old AFTER UPDATE OF content, status ON messages
+    WHEN old.status != 'streaming' BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_au_new AFTER UPDATE OF content, status ON messages
+    WHEN new.status != 'streaming' BEGIN
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER conversations_ai AFTER INSERT ON conversations BEGIN
+    INSERT INTO conversations_fts(rowid, title) VALUES (new.id, new.title);
+END;
+CREATE TRIGGER conversations_ad AFTER DELETE ON conversations BEGIN
+    INSERT INTO conversations_fts(conversations_fts, rowid, title)
+        VALUES ('delete', old.id, old.title);
+END;
+CREATE TRIGGER conversations_au AFTER UPDATE OF title ON conversations BEGIN
+    INSERT INTO conversations_fts(conversations_fts, rowid, title)
+        VALUES ('delete', old.id, old.title);
+    INSERT INTO conversations_fts(rowid, title) VALUES (new.id, new.title);
+END;
+INSERT INTO messages_fts(rowid, content)
+    SELECT id, content FROM messages WHERE status != 'streaming';
+INSERT INTO conversations_fts(rowid, title) SELECT id, title FROM conversations;
+"""
+
+
+def _seed_presets(conn: sqlite3.Connection) -> None:
+    now = time.time()
+    for name, (prompt, sampling) in BUILTIN_PRESETS.items():
+        conn.execute(
+            "INSERT OR IGNORE INTO presets(name, system_prompt, sampling, builtin, created)"
+            " VALUES (?, ?, ?, 1, ?)",
+            (name, prompt, sampling.to_json(), now),
+        )
+
+
+def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
+    def apply(conn: sqlite3.Connection) -> None:
+        # executescript() would COMMIT first; run statement by statement instead so the
+        # migration and its version bump share one transaction.
+        for statement in _statements(sql):
+            conn.execute(statement)
+
+    return apply
+
+
+def _statements(sql: str) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for line in sql.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    _script(_V1)(conn)
+    _seed_presets(conn)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _script(_V2)]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """An explicit transaction on an autocommit (``isolation_level=None``) connection."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION) -> int:
+    """Apply the missing migrations up to ``target``, each in its own transaction."""
+    version = current_version(conn)
+    if version > LATEST_VERSION:
+        raise SchemaTooNewError(
+            f"chats.db has schema version {version}; this Hearth knows up to {LATEST_VERSION}"
+        )
+    while version < target:
+        step = MIGRATIONS[version]
+        with transaction(conn):  # one transaction: the schema change and the version bump
+            step(conn)
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
+        version += 1
+        log.info("chats.db migrated to schema version %d", version)
+    return version

@@ -1,0 +1,360 @@
+"""ChatStore: conversations, messages, presets and search in one SQLite file.
+
+Synchronous and thread-safe (one connection behind a lock). The GUI never calls it on
+the Qt thread: it goes through ``AsyncChatStore``, which runs each call on a single
+dedicated thread. Every method is one short transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from hearth.chats import export
+from hearth.chats.models import (
+    Conversation,
+    Message,
+    MessageStatus,
+    Preset,
+    ReplyStats,
+    SamplingSettings,
+    SearchHit,
+)
+from hearth.chats.schema import migrate, transaction
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TITLE = "New chat"
+RECOVERED_DETAIL = "Hearth closed before the reply finished."
+_CONV_COLS = "id, title, created, updated, model, system_prompt, sampling, preset_id"
+_MSG_COLS = (
+    "id, conversation_id, role, content, created, status, detail, prompt_tokens,"
+    " completion_tokens, cached_tokens, tokens_per_s, ttft_ms"
+)
+
+
+class ChatStoreError(Exception):
+    """A request the store refuses (unknown id, built-in preset, ...)."""
+
+
+def _conversation(row: sqlite3.Row) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        title=row["title"],
+        created=row["created"],
+        updated=row["updated"],
+        model=row["model"],
+        system_prompt=row["system_prompt"],
+        sampling=SamplingSettings.from_json(row["sampling"]),
+        preset_id=row["preset_id"],
+    )
+
+
+def _message(row: sqlite3.Row) -> Message:
+    return Message(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        role=row["role"],
+        content=row["content"],
+        created=row["created"],
+        status=MessageStatus(row["status"]),
+        detail=row["detail"],
+        stats=ReplyStats(
+            prompt_tokens=row["prompt_tokens"],
+            completion_tokens=row["completion_tokens"],
+            cached_tokens=row["cached_tokens"],
+            tokens_per_s=row["tokens_per_s"],
+            ttft_ms=row["ttft_ms"],
+        ),
+    )
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 query for what a user typed: every word, as a prefix, all required."""
+    words = re.findall(r"\w+", text, flags=re.UNICODE)
+    if not words:
+        return None
+    return " ".join(f'"{w}"*' for w in words)
+
+
+class ChatStore:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self.schema_version = migrate(self._conn)
+        self.recovered = self.recover_interrupted()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Row | None:
+        with self._lock:
+            row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
+            return row
+
+    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._conn.execute(sql, params).fetchall())
+
+    def _write(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        with self._lock, transaction(self._conn):
+            return self._conn.execute(sql, params)
+
+    # ------------------------------------------------------------ conversations
+    def create_conversation(
+        self,
+        title: str = DEFAULT_TITLE,
+        *,
+        model: str | None = None,
+        system_prompt: str = "",
+        sampling: SamplingSettings | None = None,
+        preset_id: int | None = None,
+    ) -> Conversation:
+        now = time.time()
+        cur = self._write(
+            "INSERT INTO conversations(title, created, updated, model, system_prompt,"
+            " sampling, preset_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                title,
+                now,
+                now,
+                model,
+                system_prompt,
+                (sampling or SamplingSettings()).to_json(),
+                preset_id,
+            ),
+        )
+        return self.conversation(int(cur.lastrowid or 0))
+
+    def get_conversation(self, conversation_id: int) -> Conversation | None:
+        row = self._one(f"SELECT {_CONV_COLS} FROM conversations WHERE id = ?", (conversation_id,))
+        return _conversation(row) if row else None
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        found = self.get_conversation(conversation_id)
+        if found is None:
+            raise ChatStoreError(f"no conversation {conversation_id}")
+        return found
+
+    def list_conversations(self, limit: int = 1000) -> list[Conversation]:
+        rows = self._all(
+            f"SELECT {_CONV_COLS} FROM conversations ORDER BY updated DESC, id DESC LIMIT ?",
+            (limit,),
+        )
+        return [_conversation(r) for r in rows]
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        title = " ".join(title.split()) or DEFAULT_TITLE
+        self._write(
+            "UPDATE conversations SET title = ?, updated = ? WHERE id = ?",
+            (title, time.time(), conversation_id),
+        )
+
+    def set_chat_settings(
+        self,
+        conversation_id: int,
+        *,
+        system_prompt: str,
+        sampling: SamplingSettings,
+        preset_id: int | None,
+    ) -> None:
+        self._write(
+            "UPDATE conversations SET system_prompt = ?, sampling = ?, preset_id = ? WHERE id = ?",
+            (system_prompt, sampling.to_json(), preset_id, conversation_id),
+        )
+
+    def set_model(self, conversation_id: int, model: str | None) -> None:
+        self._write("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation_id))
+
+    def delete_conversation(self, conversation_id: int) -> None:
+        self._write("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    # ------------------------------------------------------------ messages
+    def add_message(
+        self,
+        conversation_id: int,
+        role: str,
+        content: str,
+        status: MessageStatus = MessageStatus.COMPLETE,
+    ) -> Message:
+        now = time.time()
+        with self._lock, transaction(self._conn):
+            cur = self._conn.execute(
+                "INSERT INTO messages(conversation_id, role, content, created, status)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (conversation_id, role, content, now, status.value),
+            )
+            self._conn.execute(
+                "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
+            )
+        return self.message(int(cur.lastrowid or 0))
+
+    def message(self, message_id: int) -> Message:
+        row = self._one(f"SELECT {_MSG_COLS} FROM messages WHERE id = ?", (message_id,))
+        if row is None:
+            raise ChatStoreError(f"no message {message_id}")
+        return _message(row)
+
+    def messages(self, conversation_id: int) -> list[Message]:
+        rows = self._all(
+            f"SELECT {_MSG_COLS} FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        )
+        return [_message(r) for r in rows]
+
+    def save_partial(self, message_id: int, content: str) -> None:
+        """Checkpoint a streaming reply (the text so far); cheap, no re-indexing."""
+        self._write(
+            "UPDATE messages SET content = ? WHERE id = ? AND status = 'streaming'",
+            (content, message_id),
+        )
+
+    def finish_message(
+        self,
+        message_id: int,
+        content: str,
+        status: MessageStatus,
+        *,
+        detail: str | None = None,
+        stats: ReplyStats | None = None,
+    ) -> None:
+        s = stats or ReplyStats()
+        self._write(
+            "UPDATE messages SET content = ?, status = ?, detail = ?, prompt_tokens = ?,"
+            " completion_tokens = ?, cached_tokens = ?, tokens_per_s = ?, ttft_ms = ?"
+            " WHERE id = ?",
+            (
+                content,
+                status.value,
+                detail,
+                s.prompt_tokens,
+                s.completion_tokens,
+                s.cached_tokens,
+                s.tokens_per_s,
+                s.ttft_ms,
+                message_id,
+            ),
+        )
+
+    def delete_messages_from(self, conversation_id: int, message_id: int) -> int:
+        """Delete ``message_id`` and every later message of the conversation."""
+        cur = self._write(
+            "DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
+            (conversation_id, message_id),
+        )
+        return cur.rowcount
+
+    def recover_interrupted(self) -> int:
+        """Mark replies left 'streaming' by a crash as 'interrupted' (text kept)."""
+        cur = self._write(
+            "UPDATE messages SET status = 'interrupted', detail = COALESCE(detail, ?)"
+            " WHERE status = 'streaming'",
+            (RECOVERED_DETAIL,),
+        )
+        if cur.rowcount:
+            log.warning("recovered %d interrupted replies in %s", cur.rowcount, self.path)
+        return cur.rowcount
+
+    # ------------------------------------------------------------ search
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Conversations whose title or messages match every word (prefixes) of ``query``.
+
+        Title matches come first, then message matches by relevance; one hit per
+        conversation, with a snippet that wraps the matched words in [ ].
+        """
+        match = fts_query(query)
+        if match is None:
+            return []
+        titles = self._all(
+            "SELECT c.id, c.title, highlight(conversations_fts, 0, '[', ']') AS snip,"
+            " c.updated FROM conversations_fts JOIN conversations c"
+            " ON c.id = conversations_fts.rowid WHERE conversations_fts MATCH ?"
+            " ORDER BY bm25(conversations_fts) LIMIT ?",
+            (match, limit),
+        )
+        bodies = self._all(
+            "SELECT m.conversation_id AS id, c.title, m.id AS mid, c.updated,"
+            " snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
+            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+            " JOIN conversations c ON c.id = m.conversation_id"
+            " WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
+            (match, limit * 4),
+        )
+        hits: dict[int, SearchHit] = {}
+        for row in titles:
+            hits.setdefault(
+                row["id"], SearchHit(row["id"], row["title"], row["snip"], None, row["updated"])
+            )
+        for row in bodies:
+            hits.setdefault(
+                row["id"],
+                SearchHit(row["id"], row["title"], row["snip"], row["mid"], row["updated"]),
+            )
+        return list(hits.values())[:limit]
+
+    # ------------------------------------------------------------ presets
+    def presets(self) -> list[Preset]:
+        rows = self._all("SELECT * FROM presets ORDER BY builtin DESC, name")
+        return [
+            Preset(
+                r["id"],
+                r["name"],
+                r["system_prompt"],
+                SamplingSettings.from_json(r["sampling"]),
+                bool(r["builtin"]),
+            )
+            for r in rows
+        ]
+
+    def preset(self, preset_id: int) -> Preset | None:
+        return next((p for p in self.presets() if p.id == preset_id), None)
+
+    def save_preset(self, name: str, system_prompt: str, sampling: SamplingSettings) -> Preset:
+        """Create a preset, or update the user preset of that name."""
+        name = name.strip()
+        if not name:
+            raise ChatStoreError("a preset needs a name")
+        existing = self._one("SELECT id, builtin FROM presets WHERE name = ?", (name,))
+        if existing is not None and existing["builtin"]:
+            raise ChatStoreError(f"{name!r} is a built-in preset; save it under another name")
+        self._write(
+            "INSERT INTO presets(name, system_prompt, sampling, builtin, created)"
+            " VALUES (?, ?, ?, 0, ?) ON CONFLICT(name) DO UPDATE SET"
+            " system_prompt = excluded.system_prompt, sampling = excluded.sampling",
+            (name, system_prompt, sampling.to_json(), time.time()),
+        )
+        found = next(p for p in self.presets() if p.name == name)
+        return found
+
+    def delete_preset(self, preset_id: int) -> None:
+        row = self._one("SELECT builtin FROM presets WHERE id = ?", (preset_id,))
+        if row is None:
+            return
+        if row["builtin"]:
+            raise ChatStoreError("built-in presets cannot be deleted")
+        self._write("DELETE FROM presets WHERE id = ?", (preset_id,))
+
+    # ------------------------------------------------------------ export
+    def export_markdown(self, conversation_id: int) -> str:
+        return export.conversation_markdown(
+            self.conversation(conversation_id), self.messages(conversation_id)
+        )
+
+    def export_json(self, conversation_id: int) -> str:
+        return export.conversation_json(
+            self.conversation(conversation_id), self.messages(conversation_id)
+        )

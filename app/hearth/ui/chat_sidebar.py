@@ -1,0 +1,225 @@
+"""The conversation list: search (FTS5), new, rename, delete and export.
+
+The sidebar talks to the store through ``AsyncChatStore`` (never on the Qt thread)
+and to the current chat through ``ChatController``. Searching is debounced; while the
+search box has text, the list shows matching conversations with a snippet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.chats import AsyncChatStore, ChatStore, Conversation, SearchHit
+from hearth.ui.chat_session import ChatController
+from hearth.ui.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+SEARCH_DEBOUNCE_MS = 150
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+class ChatSidebar(QWidget):
+    refreshed = Signal()
+    """The list was (re)filled: all conversations, or the results of a search."""
+
+    def __init__(
+        self,
+        db: AsyncChatStore,
+        chat: ChatController,
+        tasks: TaskSet,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.db = db
+        self.chat = chat
+        self._tasks = tasks
+        self.search_box = QLineEdit(self)
+        self.search_box.setObjectName("chatSearch")
+        self.search_box.setAccessibleName("Search chats")
+        self.search_box.setPlaceholderText("Search chats (Ctrl+K)")
+        self.search_box.setClearButtonEnabled(True)
+        self.list = QListWidget(self)
+        self.list.setObjectName("chatList")
+        self.list.setAccessibleName("Conversations")
+        self.list.setWordWrap(True)
+        self.new_button = self._button("New", "newChatButton", "New chat (Ctrl+N)")
+        self.rename_button = self._button("Rename", "renameChatButton", "Rename this chat")
+        self.delete_button = self._button("Delete", "deleteChatButton", "Delete this chat")
+        self.export_button = QToolButton(self)
+        self.export_button.setText("Export")
+        self.export_button.setObjectName("exportChatButton")
+        self.export_button.setAccessibleName("Export chat")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        menu.addAction("As Markdown…", lambda: self._choose_export("md"))
+        menu.addAction("As JSON…", lambda: self._choose_export("json"))
+        self.export_button.setMenu(menu)
+
+        row = QHBoxLayout()
+        for w in (self.new_button, self.rename_button, self.delete_button, self.export_button):
+            row.addWidget(w)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.search_box)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(row)
+
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search_box.textChanged.connect(lambda _t: self._search_timer.start())
+        self.list.itemActivated.connect(self._open_item)
+        self.list.itemClicked.connect(self._open_item)
+        self.new_button.clicked.connect(chat.new_chat)
+        self.rename_button.clicked.connect(self._ask_rename)
+        self.delete_button.clicked.connect(self._ask_delete)
+        chat.history_changed.connect(self.refresh)
+        chat.conversation_changed.connect(self._sync_selection)
+        self.hits: list[SearchHit] = []
+        self.conversations: list[Conversation] = []
+        self._sync_selection()
+
+    def _button(self, text: str, name: str, tip: str) -> QPushButton:
+        button = QPushButton(text, self)
+        button.setObjectName(name)
+        button.setToolTip(tip)
+        button.setAccessibleName(f"{text} chat")
+        return button
+
+    # ------------------------------------------------------------------ list
+    def refresh(self) -> asyncio.Task[None]:
+        return self._tasks.spawn(self._refresh(), name="chat-list")
+
+    async def _refresh(self) -> None:
+        query = self.search_box.text().strip()
+        if query:
+            self.hits = await self.db.run(lambda s: s.search(query))
+            self.conversations = []
+            self._fill([(h.conversation_id, f"{h.title}\n{h.snippet}") for h in self.hits])
+        else:
+            self.hits = []
+            self.conversations = await self.db.run(lambda s: s.list_conversations())
+            self._fill([(c.id, f"{c.title}\n{_when(c.updated)}") for c in self.conversations])
+        self.refreshed.emit()
+
+    def _fill(self, rows: list[tuple[int, str]]) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for cid, text in rows:
+            item = QListWidgetItem(text)
+            item.setData(ID_ROLE, cid)
+            item.setToolTip(text)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        self._sync_selection()
+
+    def shown_ids(self) -> list[int]:
+        return [int(self.list.item(i).data(ID_ROLE)) for i in range(self.list.count())]
+
+    def _sync_selection(self) -> None:
+        current = self.chat.conversation_id
+        has = current is not None
+        for button in (self.rename_button, self.delete_button, self.export_button):
+            button.setEnabled(has)
+        self.list.blockSignals(True)
+        self.list.clearSelection()
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(ID_ROLE) == current:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+
+    def _open_item(self, item: QListWidgetItem) -> None:
+        cid = int(item.data(ID_ROLE))
+        if cid != self.chat.conversation_id:
+            self._tasks.spawn(self.chat.open_conversation(cid), name="open-chat")
+
+    def focus_search(self) -> None:
+        self.search_box.setFocus()
+        self.search_box.selectAll()
+
+    # ------------------------------------------------------------------ actions
+    async def rename(self, conversation_id: int, title: str) -> None:
+        await self.db.run(lambda s: s.rename(conversation_id, title))
+        if conversation_id == self.chat.conversation_id:
+            self.chat.title = title
+        await self._refresh()
+
+    async def delete(self, conversation_id: int) -> None:
+        if conversation_id == self.chat.conversation_id:
+            self.chat.new_chat()
+        await self.db.run(lambda s: s.delete_conversation(conversation_id))
+        await self._refresh()
+
+    async def export(self, conversation_id: int, path: Path | str, fmt: str) -> Path:
+        """Write the conversation to ``path`` as "md" (Markdown) or "json"."""
+        if fmt not in ("md", "json"):
+            raise ValueError(f"unknown export format {fmt!r}")
+        target = Path(path)
+
+        def write(store: ChatStore) -> None:
+            text = (
+                store.export_markdown(conversation_id)
+                if fmt == "md"
+                else store.export_json(conversation_id)
+            )
+            target.write_text(text, encoding="utf-8")
+
+        await self.db.run(write)
+        log.info("exported conversation %d to %s", conversation_id, target)
+        return target
+
+    def _ask_rename(self) -> None:
+        cid = self.chat.conversation_id
+        if cid is None:
+            return
+        title, ok = QInputDialog.getText(self, "Rename chat", "Title:", text=self.chat.title)
+        if ok and title.strip():
+            self._tasks.spawn(self.rename(cid, title), name="rename-chat")
+
+    def _ask_delete(self) -> None:
+        cid = self.chat.conversation_id
+        if cid is None:
+            return
+        answer = QMessageBox.question(
+            self, "Delete chat", f"Delete “{self.chat.title}” and all its messages?"
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self._tasks.spawn(self.delete(cid), name="delete-chat")
+
+    def _choose_export(self, fmt: str) -> None:
+        cid = self.chat.conversation_id
+        if cid is None:
+            return
+        name = "".join(c if c.isalnum() or c in " -_" else "_" for c in self.chat.title).strip()
+        filters = "Markdown (*.md)" if fmt == "md" else "JSON (*.json)"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export chat", f"{name or 'chat'}.{fmt}", filters
+        )
+        if path:
+            self._tasks.spawn(self.export(cid, path, fmt), name="export-chat")
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))

@@ -1,0 +1,65 @@
+"""Plain pieces of a chat session: turns, session overrides, titles and the footer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hearth.chats import MessageStatus, ReplyStats, SamplingSettings
+from hearth.supervisor import ChatStreamStats
+
+TITLE_CHARS = 60
+
+
+@dataclass
+class ChatSettings:
+    """Session-wide overrides (tests, automation): non-None values win over the chat's."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def as_sampling(self) -> SamplingSettings:
+        return SamplingSettings(temperature=self.temperature, max_tokens=self.max_tokens)
+
+
+@dataclass
+class Turn:
+    role: str
+    content: str
+    id: int | None = None  # set on the store's thread once the row exists
+    status: MessageStatus = MessageStatus.COMPLETE
+    detail: str | None = None
+    stats: ReplyStats | None = None
+
+
+def title_for(text: str) -> str:
+    words = " ".join(text.split())
+    return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def stats_text(stats: ChatStreamStats | ReplyStats | None, n_ctx: int | None) -> str:
+    """The footer: tok/s, TTFT and context used / total."""
+    if stats is None:
+        return ""
+    parts = []
+    if stats.tokens_per_s is not None:
+        parts.append(f"{stats.tokens_per_s:.1f} tok/s")
+    if stats.ttft_ms is not None:
+        parts.append(f"TTFT {stats.ttft_ms:.0f} ms")
+    if stats.completion_tokens is not None:
+        parts.append(f"{stats.completion_tokens} tokens")
+    if stats.prompt_tokens is not None:
+        used = stats.prompt_tokens + (stats.completion_tokens or 0)
+        parts.append(f"context {used} / {n_ctx if n_ctx else '?'}")
+    return " · ".join(parts)
+
+
+def reply_stats(stats: ChatStreamStats | None) -> ReplyStats | None:
+    if stats is None:
+        return None
+    return ReplyStats(
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        cached_tokens=stats.cached_tokens,
+        tokens_per_s=stats.tokens_per_s,
+        ttft_ms=stats.ttft_ms,
+    )

@@ -1,0 +1,260 @@
+"""Incremental markdown rendering into a QTextDocument, for streaming replies.
+
+``MarkdownWriter`` appends one message at the end of a document. Text arrives with
+``append()`` (cheap: it is only queued); ``render()``, called once per frame, draws it:
+blocks that became final (see ``md_blocks``) are inserted once and never touched
+again; only the unfinished tail (the open paragraph, or the partial line of an open
+code block) is removed and redrawn. The cost of a frame is therefore bounded by the
+size of the tail, not by the length of the reply.
+
+Code blocks are drawn line by line with ``code_highlight`` colours on a shaded
+background, under a header with the language and a "Copy" link (``copy:N``).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+
+from markdown_it import MarkdownIt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+
+from hearth.ui.code_highlight import Lang, highlight_line, language
+from hearth.ui.md_blocks import BlockSplitter, CodeEnd, CodeLine, CodeStart, Event, TextBlock
+
+log = logging.getLogger(__name__)
+
+COPY_SCHEME = "copy:"
+CODE_BACKGROUND = QColor("#f3f4f6")
+STYLE_SHEET = """
+code { background-color: #eef0f3; font-family: monospace; }
+a { color: #1a62c5; }
+th { background-color: #eef0f3; }
+"""
+_COLORS = {
+    "keyword": ("#7b30d0", True),
+    "builtin": ("#1a62c5", False),
+    "string": ("#0a7d32", False),
+    "comment": ("#7a7f87", False),
+    "number": ("#b35900", False),
+    "function": ("#0f5e9c", False),
+}
+
+_md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def markdown_html(source: str) -> str:
+    """HTML for one markdown block (raw HTML in the source is shown as text)."""
+    out: str = _md.render(source)
+    return out
+
+
+class _Formats:
+    def __init__(self) -> None:
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.text_block = QTextBlockFormat()
+        self.text_char = QTextCharFormat()
+        self.code_block = QTextBlockFormat()
+        self.code_block.setBackground(CODE_BACKGROUND)
+        self.code_block.setLeftMargin(8)
+        self.code_block.setRightMargin(8)
+        self.code_header = QTextBlockFormat(self.code_block)
+        self.code_header.setTopMargin(6)
+        self.code_char = QTextCharFormat()
+        self.code_char.setFont(mono)
+        self.header_char = QTextCharFormat()
+        self.header_char.setForeground(QColor("#6b7280"))
+        self.header_char.setFontPointSize(max(mono.pointSizeF() - 1, 7))
+        self.spans: dict[str, QTextCharFormat] = {}
+        for kind, (color, bold) in _COLORS.items():
+            fmt = QTextCharFormat(self.code_char)
+            fmt.setForeground(QColor(color))
+            if bold:
+                fmt.setFontWeight(QFont.Weight.Bold)
+            self.spans[kind] = fmt
+
+    def link(self, href: str) -> QTextCharFormat:
+        fmt = QTextCharFormat(self.header_char)
+        fmt.setAnchor(True)
+        fmt.setAnchorHref(href)
+        fmt.setForeground(QColor("#1a62c5"))
+        fmt.setFontUnderline(True)
+        return fmt
+
+
+_formats: _Formats | None = None
+
+
+def _fmts() -> _Formats:
+    global _formats
+    if _formats is None:
+        _formats = _Formats()  # needs a QGuiApplication (fonts), so built on first use
+    return _formats
+
+
+def prepare_document(doc: QTextDocument) -> None:
+    """Settings a transcript document needs for fast appends and our HTML."""
+    doc.setUndoRedoEnabled(False)
+    doc.setDefaultStyleSheet(STYLE_SHEET)
+
+
+class MarkdownWriter:
+    """Renders one markdown message at the end of ``doc``; see the module docstring.
+
+    ``code_blocks`` (shared by all writers of a transcript) receives the text of each
+    code block; the header link ``copy:N`` refers to ``code_blocks[N]``.
+    """
+
+    def __init__(
+        self, doc: QTextDocument, code_blocks: list[list[str]], *, reuse_last_block: bool = False
+    ) -> None:
+        """``reuse_last_block``: the document ends with an empty block made for this
+        message; the first thing drawn goes there instead of into a new block."""
+        self.doc = doc
+        self._reuse = reuse_last_block
+        self._tail_reused = False
+        self.code_blocks = code_blocks
+        self._splitter = BlockSplitter()
+        self._pending: list[str] = []
+        self._tail_start: int | None = None
+        self._lang: Lang = language("")
+        self._code_state: str | None = None
+        self._code_index = -1
+        self.finished = False
+        self.blocks_rendered = 0  # final blocks drawn (each exactly once)
+        self.frames = 0
+
+    # ------------------------------------------------------------------ feeding
+    def append(self, text: str) -> None:
+        self._pending.append(text)
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(self._pending)
+
+    def render(self) -> bool:
+        """Draw what arrived since the last call; False when there was nothing."""
+        if not self._pending or self.finished:
+            return False
+        text = "".join(self._pending)
+        self._pending.clear()
+        events = self._splitter.feed(text)
+        cursor = self._end_cursor()
+        cursor.beginEditBlock()
+        self._remove_tail(cursor)
+        for event in events:
+            self._draw(cursor, event)
+        self._draw_tail(cursor)
+        cursor.endEditBlock()
+        self.frames += 1
+        return True
+
+    def finish(self) -> None:
+        """The message is complete: draw everything as final (no tail left)."""
+        if self.finished:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        events = self._splitter.feed(text) + self._splitter.finish()
+        cursor = self._end_cursor()
+        cursor.beginEditBlock()
+        self._remove_tail(cursor)
+        for event in events:
+            self._draw(cursor, event)
+        cursor.endEditBlock()
+        self.finished = True
+
+    def set_text(self, text: str) -> None:
+        """Draw a whole (historic) message at once."""
+        self.append(text)
+        self.finish()
+
+    # ------------------------------------------------------------------ drawing
+    def _end_cursor(self) -> QTextCursor:
+        cursor = QTextCursor(self.doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def _remove_tail(self, cursor: QTextCursor) -> None:
+        if self._tail_start is None:
+            return
+        cursor.setPosition(self._tail_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self._tail_start = None
+        self._reuse = self._tail_reused
+
+    def _new_block(
+        self, cursor: QTextCursor, block: QTextBlockFormat, char: QTextCharFormat
+    ) -> bool:
+        """Start a block at the end; True when the reserved empty block was used."""
+        if self._reuse and cursor.block().length() == 1:
+            self._reuse = False
+            cursor.setBlockFormat(block)
+            cursor.setBlockCharFormat(char)
+            cursor.setCharFormat(char)
+            return True
+        self._reuse = False
+        cursor.insertBlock(block, char)
+        return False
+
+    def _draw(self, cursor: QTextCursor, event: Event) -> None:
+        f = _fmts()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if isinstance(event, TextBlock):
+            self._new_block(cursor, f.text_block, f.text_char)
+            cursor.insertHtml(markdown_html(event.source))
+        elif isinstance(event, CodeStart):
+            self.code_blocks.append([])
+            self._code_index = len(self.code_blocks) - 1
+            self._lang = language(event.lang)
+            self._code_state = None
+            self._new_block(cursor, f.code_header, f.header_char)
+            cursor.insertText(f"{event.lang or 'code'}   ", f.header_char)
+            cursor.insertText("Copy", f.link(f"{COPY_SCHEME}{self._code_index}"))
+        elif isinstance(event, CodeLine):
+            self.code_blocks[self._code_index].append(event.text)
+            self._code_state = self._draw_code_line(cursor, event.text, self._code_state)
+        elif isinstance(event, CodeEnd):
+            self._code_state = None
+        self.blocks_rendered += 1
+
+    def _draw_code_line(self, cursor: QTextCursor, line: str, state: str | None) -> str | None:
+        f = _fmts()
+        self._tail_reused = self._new_block(cursor, f.code_block, f.code_char)
+        spans, state = highlight_line(line, self._lang, state)
+        pos = 0
+        for start, length, kind in spans:
+            if start > pos:
+                cursor.insertText(line[pos:start], f.code_char)
+            cursor.insertText(line[start : start + length], f.spans[kind])
+            pos = start + length
+        if pos < len(line):
+            cursor.insertText(line[pos:], f.code_char)
+        return state
+
+    def _draw_tail(self, cursor: QTextCursor) -> None:
+        tail = self._splitter.tail()
+        if tail is None:
+            return
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._tail_start = cursor.position()
+        if tail.kind == "code":
+            self._draw_code_line(cursor, tail.text, self._code_state)
+        else:
+            f = _fmts()
+            self._tail_reused = self._new_block(cursor, f.text_block, f.text_char)
+            cursor.insertHtml(markdown_html(tail.text))
+
+
+def plain_html(text: str) -> str:
+    """A user's message: shown as typed (escaped, line breaks kept)."""
+    return html.escape(text).replace("\n", "<br>")
