@@ -324,3 +324,12 @@ def test_special_tokens_in_prompt_are_honoured(client):
     # both are BOS + 3 FIM tokens + the same text pieces
     assert raw.usage.prompt_tokens == via_suffix.usage.prompt_tokens
     assert raw.usage.prompt_tokens < len(fim_text) // 2
+
+
+def test_request_log_lists_recent_generations(client, serve_q8):
+    client.completions.create(model="hearth-tiny-Q8_0", prompt="logged", max_tokens=3)
+    log = httpx.get(f"{serve_q8.base_url}/hearth/v1/requests", params={"limit": 5}).json()
+    assert log["model"] == "hearth-tiny-Q8_0"
+    newest = log["requests"][0]
+    assert newest["completion_tokens"] <= 3 and newest["finish_reason"] in ("stop", "length")
+    assert newest["ttft_ms"] >= 0 and len(log["requests"]) <= 5

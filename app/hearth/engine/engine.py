@@ -29,7 +29,7 @@ from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
 from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
-from hearth.engine.scheduler import Scheduler, SchedulerStatus
+from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
 from hearth.engine.tool_calls import ToolFormat, detect_format
 
@@ -136,6 +136,10 @@ class Engine:
     @property
     def info(self) -> ModelInfo | None:
         return self._info
+
+    def completed_requests(self, limit: int = 50) -> list[CompletedRequest]:
+        scheduler = self._scheduler
+        return scheduler.completed(limit) if scheduler is not None else []
 
     def status(self) -> SchedulerStatus | None:
         scheduler = self._scheduler

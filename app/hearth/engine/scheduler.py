@@ -43,6 +43,16 @@ class SchedulerStatus:
     decode_tokens_per_s: float
 
 
+@dataclass(frozen=True)
+class CompletedRequest:
+    """One finished generation, for the live request log."""
+
+    finished_at: float  # time.time()
+    reason: FinishReason
+    usage: Usage
+    timings: Timings | None
+
+
 class Scheduler:
     """Owns the decode loop thread; ``submit`` and ``cancel`` are safe from any thread."""
 
@@ -56,6 +66,7 @@ class Scheduler:
         self._stopping = False
         self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
         self._recent: collections.deque[tuple[float, int]] = collections.deque()
+        self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
         self._thread = threading.Thread(target=self._run, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -83,6 +94,10 @@ class Scheduler:
             slots = tuple(SlotStatus(s.seq_id, s.busy, len(s.cached)) for s in self._slots)
             depth = len(self._queue)
         return SchedulerStatus(slots, depth, self._decode_rate())
+
+    def completed(self, limit: int = 50) -> list[CompletedRequest]:
+        """The most recent finished generations, newest first."""
+        return list(self._completed)[-limit:][::-1]
 
     def stop(self) -> None:
         """Finish every job as cancelled, stop the thread, free native memory."""
@@ -256,6 +271,9 @@ class Scheduler:
                 job.emit(TextDelta(tail, slot.take_logprobs()))
         end = time.perf_counter()
         finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
+        self._completed.append(
+            CompletedRequest(time.time(), reason, finished.usage, finished.timings)
+        )
         if slot.sampler is not None:
             slot.sampler.close()
         slot.sampler = None

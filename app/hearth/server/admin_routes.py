@@ -65,4 +65,26 @@ def admin_router(engine: Engine) -> APIRouter:
             "backend": backend_json(info) if info else None,
         }
 
+    @router.get("/hearth/v1/requests")
+    async def requests(limit: int = 50) -> dict[str, Any]:
+        """The live request log: recent generations, newest first."""
+        model = engine.info.id if engine.info else None
+        return {
+            "model": model,
+            "requests": [
+                {
+                    "finished_at": r.finished_at,
+                    "finish_reason": r.reason.value,
+                    "prompt_tokens": r.usage.prompt_tokens,
+                    "cached_tokens": r.usage.cached_tokens,
+                    "completion_tokens": r.usage.completion_tokens,
+                    "ttft_ms": round(r.timings.ttft_ms, 2) if r.timings else None,
+                    "decode_tokens_per_s": round(r.timings.decode_tokens_per_s, 2)
+                    if r.timings
+                    else None,
+                }
+                for r in engine.completed_requests(max(1, min(limit, 200)))
+            ],
+        }
+
     return router
