@@ -171,7 +171,7 @@ def options_from_args(args: argparse.Namespace, *, worker: bool) -> ServeOptions
         keys.append(os.environ[API_KEY_ENV])
     if os.environ.get(WORKER_TOKEN_ENV):
         keys.append(os.environ[WORKER_TOKEN_ENV])
-    elif not args.no_stored_keys:
+    if not args.no_stored_keys:  # the GUI passes this while its endpoint is "off"
         keys.extend(stored_keys())
     load = LoadConfig(
         model_path=args.model.expanduser() if args.model else Path(),

@@ -161,6 +161,7 @@ class Supervisor:
         args = ["--model", str(self.model_path), "--host", "127.0.0.1", "--port", "0"]
         args += self.options.to_args()
         args += ["--parent-pid", str(os.getpid())]  # the worker exits if we die
+        args += ["--no-stored-keys"]  # endpoint "off": only this launch's token opens it
         exited = asyncio.Event()
         proc = WorkerProcess(
             args,
