@@ -12,12 +12,13 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
+
+from hearth.config.launch import relaunch_prefix
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +33,9 @@ class JobState(str, Enum):
     CANCELLED = "cancelled"
 
 
-def _is_packaged() -> bool:
-    return bool(getattr(sys, "frozen", False)) or os.environ.get("HEARTH_PACKAGED") == "1"
-
-
 def default_launcher() -> list[str]:
     """The command prefix that re-runs Hearth (``hearth`` or ``python -m hearth``)."""
-    if _is_packaged():
-        return [sys.executable]
-    return [sys.executable, "-m", "hearth"]
+    return relaunch_prefix()
 
 
 def part_path(dst: Path) -> Path:

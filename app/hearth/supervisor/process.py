@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import hearth
+from hearth.config.launch import is_packaged, relaunch_prefix
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +52,9 @@ class WorkerExitedError(RuntimeError):
         self.log_tail = log_tail
 
 
-def is_packaged() -> bool:
-    """True when running as a frozen/packaged app (no ``-m`` to run modules with)."""
-    return bool(getattr(sys, "frozen", False)) or os.environ.get("HEARTH_PACKAGED") == "1"
-
-
 def worker_command(args: Sequence[str]) -> list[str]:
     """The command line that re-runs this program as a worker with ``args``."""
-    if is_packaged():
-        return [sys.executable, "--worker", *args]
-    return [sys.executable, "-m", "hearth", "--worker", *args]
+    return [*relaunch_prefix(), "--worker", *args]
 
 
 def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
