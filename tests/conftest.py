@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Make `import gguf_factory` work from every test folder, with or without __init__.py.
 _TESTS_DIR = str(Path(__file__).parent)
 if _TESTS_DIR not in sys.path:
-    sys.path.insert(0, _TESTS_DIR)
+    sys.path.append(_TESTS_DIR)  # after site-packages: tests/hearth.py must not shadow hearth
 
 import gguf_factory  # noqa: E402
 

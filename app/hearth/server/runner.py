@@ -71,7 +71,21 @@ def _parent_alive(pid: int) -> bool:
     return True
 
 
+def _no_crash_dialogs() -> None:
+    """A crashing worker must not pop up Windows' error-report dialog: the GUI reports
+    the crash and restarts it."""
+    if sys.platform == "win32":
+        import ctypes
+
+        sem_failcriticalerrors, sem_nogpfaulterrorbox, sem_noopenfileerrorbox = 1, 2, 0x8000
+        ctypes.windll.kernel32.SetErrorMode(  # type: ignore[attr-defined,unused-ignore]
+            sem_failcriticalerrors | sem_nogpfaulterrorbox | sem_noopenfileerrorbox
+        )
+
+
 def run_server(options: ServeOptions) -> int:
+    if options.announce:
+        _no_crash_dialogs()
     problems = validate_options(options)
     if problems:
         for problem in problems:
