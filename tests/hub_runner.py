@@ -22,8 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hearth.hub import DownloadEvent, DownloadManager, HubError, RetryPolicy
-from hearth.hub.sidecar import part_path, sidecar_path
+# Run as a script, Python puts tests/ first on sys.path, where tests/hearth.py (the
+# Briefcase test entry point) would shadow the hearth package: move tests/ to the end.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE] + [str(_HERE)]
+
+from hearth.hub import DownloadEvent, DownloadManager, HubError, RetryPolicy  # noqa: E402
+from hearth.hub.sidecar import part_path, sidecar_path  # noqa: E402
 
 
 def _fill(path: Path) -> int:

@@ -30,6 +30,20 @@ class Settings:
     threads: int = 0
     temperature: float = 0.7
     max_tokens: int = 1024
+    # Downloads (read by the Downloads page): files at once, and bytes/s (0: no limit).
+    download_concurrency: int = 2
+    bandwidth_limit_bps: int = 0
+    theme: str = "system"  # "light", "dark" or "system"
+    first_run_done: bool = False
+    # Window state: QMainWindow.saveGeometry() as base64, splitter sizes by name.
+    window_geometry: str | None = None
+    splitter_sizes: dict[str, list[int]] = field(default_factory=dict)
+    # Load dialog choices per model, keyed by the model's absolute path.
+    model_load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The public endpoint (server panel).
+    endpoint_enabled: bool = False
+    endpoint_port: int = 8677
+    endpoint_lan: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def remember_model(self, path: Path, keep: int = 10) -> None:

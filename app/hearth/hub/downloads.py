@@ -43,7 +43,7 @@ from hearth.hub.progress import (
     format_bytes,
 )
 from hearth.hub.repo import GgufModel
-from hearth.hub.sidecar import dest_from_sidecar, find_sidecars, read_sidecar
+from hearth.hub.sidecar import dest_from_sidecar, find_sidecars, part_path, read_sidecar
 from hearth.hub.transfer import FileTransfer, RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -197,6 +197,11 @@ class DownloadManager:
                     log.warning("ignoring download state at an unexpected place: %s", path)
                     continue
                 handle = self._add(side.repo_id, side.filename, side.revision, dest, start=start)
+                # What is already on disk, so the row shows it before any request is made.
+                part = part_path(dest)
+                handle.bytes_done = part.stat().st_size if part.exists() else 0
+                handle.total = side.size
+                self._emit(handle)
             except HubError as exc:
                 log.warning("ignoring download state %s: %s", path, exc)
                 continue

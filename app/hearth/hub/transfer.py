@@ -240,11 +240,11 @@ class FileTransfer:
                     await self._in_io(part.append, handle, bytes(buffer))
                     buffer.clear()
                 self._on_progress(part.offset + len(buffer), remote.size)
-        except httpx.TransportError:
-            # What arrived before a dropped connection is a good prefix: keep it. (A pause
-            # simply drops the last unwritten MiB.)
+        except (httpx.TransportError, asyncio.CancelledError):
+            # What arrived before a dropped connection or a pause is a good prefix: keep
+            # it, so a resume asks only for what is still missing.
             if buffer:
-                await self._in_io(part.append, handle, bytes(buffer))
+                await asyncio.shield(self._in_io(part.append, handle, bytes(buffer)))
             raise
         if buffer:
             await self._in_io(part.append, handle, bytes(buffer))

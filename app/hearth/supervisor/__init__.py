@@ -13,6 +13,8 @@ from hearth.supervisor.client import (
 )
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
 from hearth.supervisor.supervisor import (
+    DEFAULT_ENDPOINT_PORT,
+    EndpointOptions,
     LoadOptions,
     ModelLoadError,
     StartTimeoutError,
@@ -24,7 +26,9 @@ from hearth.supervisor.supervisor import (
 )
 
 __all__ = [
+    "DEFAULT_ENDPOINT_PORT",
     "ChatStreamStats",
+    "EndpointOptions",
     "Health",
     "LoadOptions",
     "ModelLoadError",

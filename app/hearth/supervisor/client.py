@@ -207,6 +207,38 @@ class WorkerClient:
             )
         return out
 
+    async def admin_status(self) -> dict[str, Any]:
+        """``GET /hearth/v1/status``: state, slots, queue and the backend's devices."""
+        data = await self._get_json("/hearth/v1/status")
+        return data if isinstance(data, dict) else {}
+
+    async def request_log(self, limit: int = 50) -> list[dict[str, Any]]:
+        """``GET /hearth/v1/requests``: recent generations, newest first (each with the
+        served ``model`` added)."""
+        data = await self._get_json(f"/hearth/v1/requests?limit={int(limit)}")
+        if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
+            raise WorkerError("The worker sent a malformed request log.")
+        model = data.get("model")
+        return [{"model": model, **r} for r in data["requests"] if isinstance(r, dict)]
+
+    async def cancel_load(self) -> bool:
+        """``POST /hearth/v1/load/cancel``; True if a load was in progress."""
+        data = await self._post_json("/hearth/v1/load/cancel")
+        return bool(data.get("cancelled")) if isinstance(data, dict) else False
+
+    async def unload(self) -> None:
+        """``POST /hearth/v1/unload``: free the model but keep the worker running."""
+        await self._post_json("/hearth/v1/unload")
+
+    async def _post_json(self, path: str) -> Any:
+        try:
+            resp = await self._http.post(path)
+        except httpx.TransportError as exc:
+            raise WorkerUnavailableError(f"The worker is not reachable: {exc}") from exc
+        if resp.status_code not in (200, 202):
+            raise _error_from_body(resp.status_code, resp.content)
+        return resp.json()
+
     async def _get_json(self, path: str) -> Any:
         try:
             resp = await self._http.get(path)

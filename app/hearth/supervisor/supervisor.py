@@ -53,6 +53,11 @@ class LoadOptions:
     n_parallel: int | None = None
     n_gpu_layers: int | None = None
     n_threads: int | None = None
+    cache_type_k: str | None = None  # "f16", "q8_0", ...
+    cache_type_v: str | None = None
+    flash_attention: str | None = None  # "auto", "on" or "off"
+    use_mmap: bool = True  # False: read the whole file into memory (--no-mmap)
+    use_mlock: bool = False  # True: keep the model locked in RAM (--mlock)
 
     def to_args(self) -> list[str]:
         args: list[str] = []
@@ -61,10 +66,43 @@ class LoadOptions:
             ("--parallel", self.n_parallel),
             ("--n-gpu-layers", self.n_gpu_layers),
             ("--threads", self.n_threads),
+            ("--cache-type-k", self.cache_type_k),
+            ("--cache-type-v", self.cache_type_v),
+            ("--flash-attn", self.flash_attention),
         ):
             if value is not None:
                 args += [flag, str(value)]
+        if not self.use_mmap:
+            args.append("--no-mmap")
+        if self.use_mlock:
+            args.append("--mlock")
         return args
+
+
+DEFAULT_ENDPOINT_PORT = 8677
+LAN_HOST = "0.0.0.0"  # binding every interface is what "LAN" means
+LOOPBACK_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """The public endpoint. Off: a random loopback port that only the GUI's per-launch
+    token opens. On: a fixed port (on every interface with ``lan``) that also accepts
+    the API keys stored in the keyring."""
+
+    enabled: bool = False
+    port: int = DEFAULT_ENDPOINT_PORT
+    lan: bool = False
+
+    @property
+    def host(self) -> str:
+        return LAN_HOST if self.enabled and self.lan else LOOPBACK_HOST
+
+    def to_args(self) -> list[str]:
+        if not self.enabled:
+            # Endpoint "off": only this launch's token opens the worker.
+            return ["--host", LOOPBACK_HOST, "--port", "0", "--no-stored-keys"]
+        return ["--host", self.host, "--port", str(self.port)]
 
 
 class SupervisorError(Exception):
@@ -111,6 +149,8 @@ class Supervisor:
         self._status = WorkerStatus(WorkerState.STOPPED)
         self.model_path: Path | None = None
         self.options = LoadOptions()
+        self.endpoint = EndpointOptions()  # for every start(); see set_endpoint()
+        self.port: int | None = None  # the port the current worker listens on
 
     # ------------------------------------------------------------------ facts
     @property
@@ -158,10 +198,9 @@ class Supervisor:
         self.model_path = Path(model_path)
         self.options = options or LoadOptions()
         token = secrets.token_urlsafe(32)
-        args = ["--model", str(self.model_path), "--host", "127.0.0.1", "--port", "0"]
+        args = ["--model", str(self.model_path), *self.endpoint.to_args()]
         args += self.options.to_args()
         args += ["--parent-pid", str(os.getpid())]  # the worker exits if we die
-        args += ["--no-stored-keys"]  # endpoint "off": only this launch's token opens it
         exited = asyncio.Event()
         proc = WorkerProcess(
             args,
@@ -195,6 +234,9 @@ class Supervisor:
     async def _launch(self, proc: WorkerProcess, token: str, exited: asyncio.Event) -> str:
         proc.start()
         host, port = await proc.wait_listening()
+        if host in ("0.0.0.0", "::", ""):  # bound everywhere: talk to it via loopback
+            host = LOOPBACK_HOST
+        self.port = port
         client = WorkerClient(f"http://{host}:{port}", token)
         self._client = client
         return await self._wait_ready(client, proc, exited)
@@ -265,6 +307,16 @@ class Supervisor:
             )
         # During start(), start() itself notices the exit and reports the error.
 
+    async def set_endpoint(self, endpoint: EndpointOptions) -> str | None:
+        """Use ``endpoint`` from now on; relaunch the worker (same model) if one runs.
+
+        Returns the model id after a relaunch, None when no worker was running.
+        """
+        self.endpoint = endpoint
+        if self._process is None or self.model_path is None:
+            return None
+        return await self.start(self.model_path, self.options)
+
     async def restart(self) -> str:
         """Launch again with the last model and options (e.g. after a crash)."""
         if self.model_path is None:
@@ -276,6 +328,7 @@ class Supervisor:
         client = None
         if self._process is proc:
             client, self._client, self._process = self._client, None, None
+            self.port = None
         await proc.stop_async()
         if client is not None:
             await client.aclose()
@@ -292,6 +345,7 @@ class Supervisor:
         """Blocking stop for shutdown paths where no event loop runs any more."""
         proc, self._process = self._process, None
         self._client = None
+        self.port = None
         if proc is not None:
             proc.stop()
             self._set_status(WorkerStatus(WorkerState.STOPPED))

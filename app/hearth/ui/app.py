@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import create_event_loop
 from hearth.ui.main_window import MainWindow
 
@@ -59,7 +60,9 @@ def run_gui(argv: Sequence[str]) -> int:
     wake.start(250)
     wake.timeout.connect(lambda: None)
 
+    apply_theme(window.extras.store.settings.theme)
     window.show()
+    window.extras.maybe_show_first_run()
     args = list(argv[1:])
     if args and args[0].lower().endswith(".gguf"):
         window.open_model(args[0])

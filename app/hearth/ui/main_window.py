@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QListWidget,
     QMainWindow,
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +40,12 @@ from hearth.ui.chat_settings_panel import ChatSettingsPanel
 from hearth.ui.chat_sidebar import ChatSidebar
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
+from hearth.ui.pages.discover import DiscoverPage
+from hearth.ui.pages.downloads import DownloadsPage
+from hearth.ui.pages.library import LibraryPage
+from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
+from hearth.ui.window_extras import WindowExtras
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +68,7 @@ class MainWindow(QMainWindow):
         chat_settings: ChatSettings | None = None,
         start_timeout: float = 120.0,
         chats_db: Path | None = None,
+        services: AppServices | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -80,6 +88,9 @@ class MainWindow(QMainWindow):
 
         # The store opens (migrations, recovery of interrupted replies) on its own thread.
         self.chats_db = AsyncChatStore(chats_db or default_paths().chats_db)
+        self.services = services or AppServices(parent=self)  # Discover/Downloads/Library
+        # Load dialog, Server and Settings pages, first run, window state, shortcuts.
+        self.extras = WindowExtras(self)
         self.chat_view = ChatView(self)
         self.chat = ChatController(
             self.chat_view, self.supervisor, self._tasks, chat_settings, db=self.chats_db
@@ -98,15 +109,77 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([240, 700, 260])
         layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
+        self._build_pages(central)
         self._build_actions()
         self._build_status_bar()
+        self.extras.install()
         self._show_status(self.supervisor.status)
         QTimer.singleShot(0, self._load_history)
 
     def _load_history(self) -> None:
         self.sidebar.refresh()
         self.settings_panel.load_presets()
+
+    # ------------------------------------------------------------------ pages
+    def _build_pages(self, chat_page: QWidget) -> None:
+        """A navigation list on the left; the pages (Chat first) in a stack."""
+        self.nav = QListWidget(self)
+        self.nav.setObjectName("pageNav")
+        self.nav.setAccessibleName("Pages")
+        self.nav.setFixedWidth(130)
+        self.pages = QStackedWidget(self)
+        self._page_names: list[str] = []
+        self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
+        shell = QWidget(self)
+        row = QHBoxLayout(shell)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.nav)
+        row.addWidget(self.pages, 1)
+        self.setCentralWidget(shell)
+        self.add_page("Chat", chat_page)
+        self.discover_page = DiscoverPage(self.services, self._tasks, self)
+        self.downloads_page = DownloadsPage(self.services, self._tasks, self)
+        self.library_page = LibraryPage(self.services, self._tasks, self)
+        self.add_page("Discover", self.discover_page)
+        self.add_page("Downloads", self.downloads_page)
+        self.add_page("Library", self.library_page)
+        self.library_page.load_requested.connect(self._load_from_library)
+        self.nav.setCurrentRow(0)
+        QTimer.singleShot(0, self._start_pages)
+
+    def add_page(self, name: str, widget: QWidget) -> int:
+        """Append a page to the navigation (e.g. "Server", "Settings"); its index."""
+        if name in self._page_names:
+            raise ValueError(f"there is already a page named {name!r}")
+        self._page_names.append(name)
+        self.nav.addItem(name)
+        index = self.pages.addWidget(widget)
+        if index < 9:
+            action = QAction(f"Show {name}", self)
+            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            action.triggered.connect(lambda _checked=False, n=name: self.show_page(n))
+            self.addAction(action)
+        return index
+
+    def show_page(self, name: str) -> QWidget:
+        """Switch to the page called ``name``; returns its widget."""
+        index = self._page_names.index(name)
+        self.nav.setCurrentRow(index)
+        widget = self.pages.widget(index)
+        assert widget is not None
+        return widget
+
+    def page_names(self) -> list[str]:
+        return list(self._page_names)
+
+    def _start_pages(self) -> None:
+        if not self.services.closed:  # unfinished downloads from the last run, paused
+            self._tasks.spawn(self.downloads_page.restore(), name="restore-downloads")
+
+    def _load_from_library(self, path: Path) -> None:
+        self.open_model(path)
+        self.show_page("Chat")
 
     # ------------------------------------------------------------------ build
     def _build_actions(self) -> None:
@@ -185,8 +258,9 @@ class MainWindow(QMainWindow):
         self.progress_bar.setVisible(state is WorkerState.LOADING)
         self.status_label.setText(text)
         self.chat_view.set_can_send(state is WorkerState.READY)
+        self.extras.status_changed(status)
         if state in (WorkerState.CRASHED, WorkerState.ERROR):
-            self.banner_label.setText(status.message or text)
+            self.banner_label.setText(self.extras.plain_error(status) or text)
             self.restart_button.setText("Restart" if state is WorkerState.CRASHED else "Retry")
             self.banner.show()
         else:
@@ -198,17 +272,23 @@ class MainWindow(QMainWindow):
             self, "Open model", "", "GGUF models (*.gguf);;All files (*)"
         )
         if path:
-            self.open_model(path)
+            self.extras.show_load_dialog(path)  # loads when the user confirms
 
-    def open_model(self, path: str | Path) -> asyncio.Task[None]:
-        """Load ``path`` in a fresh worker (replacing any current one)."""
-        return self._replace_load(self._load(Path(path), self._load_task))
+    def open_model(
+        self, path: str | Path, options: LoadOptions | None = None
+    ) -> asyncio.Task[None]:
+        """Load ``path`` in a fresh worker (replacing any current one).
+
+        Options: ``options``, else the window's, else those last chosen for this model.
+        """
+        chosen = options or self.load_options or self.extras.saved_options(path)
+        return self._replace_load(self._load(Path(path), self._load_task, chosen))
 
     def restart_worker(self) -> asyncio.Task[None] | None:
         """Relaunch the worker with the last model (the banner's Restart button)."""
         if self.supervisor.model_path is None:
             return None
-        return self.open_model(self.supervisor.model_path)
+        return self.open_model(self.supervisor.model_path, self.supervisor.options)
 
     def _replace_load(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         if self._load_task is not None:
@@ -217,17 +297,20 @@ class MainWindow(QMainWindow):
         self._load_task = self._tasks.spawn(coro, name="load-model")
         return self._load_task
 
-    async def _load(self, path: Path, previous: asyncio.Task[None] | None) -> None:
+    async def _load(
+        self, path: Path, previous: asyncio.Task[None] | None, options: LoadOptions | None = None
+    ) -> None:
         if previous is not None and not previous.done():
             await asyncio.wait([previous])
         try:
-            await self.supervisor.start(path, self.load_options)
+            await self.supervisor.start(path, options)
         except SupervisorError as exc:
             log.warning("could not load %s: %s", path, exc)  # the banner shows it
 
     # ------------------------------------------------------------------ close
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
-        if self._really_close or self.supervisor.process is None:
+        busy = self.supervisor.process is not None or self.services.has_downloads
+        if self._really_close or not busy:
             self._finish_close()
             event.accept()
             return
@@ -237,6 +320,7 @@ class MainWindow(QMainWindow):
         except RuntimeError:
             # No loop to run on (e.g. teardown): stop synchronously and close now.
             self._tasks.cancel_all()
+            self.services.close_sync()
             self.supervisor.stop_sync()
             self._finish_close()
             event.accept()
@@ -251,15 +335,21 @@ class MainWindow(QMainWindow):
         if self._load_task is not None:
             self._load_task.cancel()
         try:
+            try:
+                await self.services.aclose()  # partial downloads stay, to resume later
+            except Exception:
+                log.exception("could not stop the downloads cleanly")
             await self.supervisor.stop()
         finally:
             self._really_close = True
             self.close()
 
     def _finish_close(self) -> None:
+        self.extras.save_window_state()
         if not self._really_close:
             self._tasks.cancel_all()
         self._really_close = True
+        self.services.close_sync()
         self.chats_db.close()  # waits for queued writes (a few ms at most)
         if not self._closed_emitted:
             self._closed_emitted = True

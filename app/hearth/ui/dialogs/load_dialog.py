@@ -1,0 +1,475 @@
+"""The Load dialog: how to load one model, with a live memory estimate.
+
+GPU layers (slider, 0..n_layers), context length, KV-cache type, flash attention,
+threads, mmap/mlock and parallel slots. The estimate comes from the GGUF header
+(read on a worker thread once) and ``hearth.hardware``'s memory model, which is plain
+arithmetic and cheap enough to redo on every change. "Auto-fit" picks the most GPU
+layers that fit. The choices are remembered per model (by path) in the settings.
+
+``plain_load_error()`` turns the worker's load failures into words a user can act on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
+from hearth.hardware.fit import (
+    CUDA_RESERVE_BYTES,
+    KV_CACHE_TYPES,
+    RAM_RESERVE_BYTES,
+    FitVerdict,
+    estimate_fit,
+)
+from hearth.hardware.probe import probe_system
+from hearth.library.gguf_metadata import GgufMetadata, read_metadata
+from hearth.supervisor import LoadOptions
+from hearth.ui.app_settings import SettingsStore
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+GIB = 1024**3
+MIB = 1024**2
+FLASH_CHOICES = ("auto", "on", "off")
+DEFAULT_CONTEXT = 4096
+MAX_CONTEXT = 1 << 20
+
+
+def _size(n: int) -> str:
+    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
+
+
+# --------------------------------------------------------------------------- estimate
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the memory goes with ``gpu_layers`` of the model's layers on the GPU."""
+
+    gpu_layers: int
+    n_layers: int
+    gpu_bytes: int
+    ram_bytes: int
+    free_vram: int
+    available_ram: int
+    unified: bool
+
+    @property
+    def fits(self) -> bool:
+        if self.unified:
+            return self.gpu_bytes <= self.free_vram and (
+                self.gpu_bytes + self.ram_bytes <= self.available_ram
+            )
+        return self.gpu_bytes <= self.free_vram and self.ram_bytes <= self.available_ram
+
+    def describe(self) -> str:
+        where = (
+            "all layers on the GPU"
+            if self.n_layers and self.gpu_layers >= self.n_layers
+            else f"{self.gpu_layers} of {self.n_layers} layers on the GPU"
+        )
+        gpu = (
+            f"GPU {_size(self.gpu_bytes)} of {_size(self.free_vram)} free"
+            if self.gpu_bytes or self.free_vram
+            else "no GPU memory used"
+        )
+        verdict = "fits" if self.fits else "does NOT fit: lower the layers or the context"
+        return (
+            f"{where}: {gpu}, RAM {_size(self.ram_bytes)} of "
+            f"{_size(self.available_ram)} available. It {verdict}."
+        )
+
+
+def place_layers(mem: MemoryBreakdown, gpu_layers: int, system: SystemMemory) -> Placement:
+    """Split ``mem`` between GPU and RAM with the last ``gpu_layers`` layers offloaded
+    (the way llama.cpp does it: the output head goes to the GPU only with all layers)."""
+    n = mem.n_layers
+    layers = max(0, min(gpu_layers, n))
+    full = n > 0 and layers == n
+    if layers == 0:
+        gpu, ram = 0, mem.total_bytes
+    else:
+        on_gpu = sum(mem.layer_weights[n - layers :])
+        gpu = on_gpu + layers * mem.kv_per_layer
+        ram = sum(mem.layer_weights) - on_gpu + mem.embedding_bytes + mem.other_bytes
+        ram += (n - layers) * mem.kv_per_layer + mem.logits_bytes
+        if full:
+            gpu += mem.output_bytes + mem.compute_bytes
+            ram += mem.compute_bytes // 8
+        else:
+            gpu += mem.gpu_compute_bytes
+            ram += mem.output_bytes + mem.compute_bytes
+    vram = sum(
+        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
+    )
+    return Placement(
+        gpu_layers=layers,
+        n_layers=n,
+        gpu_bytes=gpu,
+        ram_bytes=ram,
+        free_vram=vram,
+        available_ram=max(0, system.available_ram - RAM_RESERVE_BYTES),
+        unified=system.unified_memory,
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def plain_load_error(message: str | None) -> str:
+    """A plain-words headline for a worker's load failure, followed by its details."""
+    text = (message or "").strip()
+    low = text.lower()
+    if any(
+        k in low
+        for k in ("out of memory", "failed to allocate", "cudamalloc", "oom", "could not create a")
+    ):
+        head = (
+            "Not enough memory to load this model. Offload fewer GPU layers, use a "
+            "shorter context or fewer parallel slots, or pick a smaller quantization."
+        )
+    elif any(
+        k in low for k in ("not a gguf", "gguf signature", "truncated", "corrupt", "unknown model")
+    ) or ("not found" in low and "model file" in low):
+        head = (
+            "This file is not a usable model: it is missing, incomplete or corrupt, "
+            "or not a GGUF file. Download it again or pick another file."
+        )
+    elif any(
+        k in low
+        for k in ("no gpu", "gpu backend", "no cuda", "cuda driver", "no usable gpu", "metal")
+    ):
+        head = (
+            "The GPU backend is missing: this build of llama.cpp cannot use the GPU. "
+            "Set GPU layers to 0 to run on the CPU, or install a GPU build."
+        )
+    elif "address already in use" in low or ("port" in low and "in use" in low):
+        head = "The endpoint's port is already in use; pick another port in the Server panel."
+    else:
+        return text or "The model could not be loaded."
+    return head + (f"\n\nDetails: {text}" if text else "")
+
+
+# --------------------------------------------------------------------------- dialog
+
+
+class LoadDialog(QDialog):
+    """Choose how to load ``model_path``; ``load_options()`` is the result."""
+
+    estimate_changed = Signal(str)
+    ready = Signal()  # the model's header and the hardware are known
+
+    def __init__(
+        self,
+        model_path: Path | str,
+        store: SettingsStore,
+        *,
+        system: SystemMemory | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.model_path = Path(model_path)
+        self.store = store
+        self.system = system
+        self.meta: GgufMetadata | None = None
+        self.error: str | None = None
+        self._memory: MemoryBreakdown | None = None
+        self._memory_plan: ContextPlan | None = None
+        self._tasks = TaskSet()
+        self.setWindowTitle(f"Load {self.model_path.name}")
+        self.setAccessibleName("Load model dialog")
+        self.setMinimumWidth(520)
+        self._build()
+        self._restore(store.settings.model_load_options.get(self._key(), {}))
+        self._update_estimate()
+        self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
+
+    def _key(self) -> str:
+        return str(self.model_path.expanduser().resolve())
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        self.title_label = QLabel(f"<b>{self.model_path.name}</b>", self)
+        self.info_label = QLabel("Reading the model's header…", self)
+        self.info_label.setWordWrap(True)
+
+        self.gpu_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.gpu_slider.setAccessibleName("GPU layers")
+        self.gpu_slider.setRange(0, 0)
+        self.gpu_slider.setEnabled(False)
+        self.gpu_value = QLabel("0", self)
+        self.gpu_value.setMinimumWidth(70)
+        self.autofit_button = QPushButton("Auto-fit", self)
+        self.autofit_button.setAccessibleName("Auto-fit GPU layers")
+        self.autofit_button.setToolTip("Offload the most layers that fit in GPU memory")
+        self.autofit_button.setEnabled(False)
+        self.autofit_button.clicked.connect(self.auto_fit)
+        gpu_row = QHBoxLayout()
+        gpu_row.addWidget(self.gpu_slider, 1)
+        gpu_row.addWidget(self.gpu_value)
+        gpu_row.addWidget(self.autofit_button)
+
+        self.ctx_spin = QSpinBox(self)
+        self.ctx_spin.setAccessibleName("Context length")
+        self.ctx_spin.setRange(256, MAX_CONTEXT)
+        self.ctx_spin.setSingleStep(1024)
+        self.ctx_spin.setSuffix(" tokens")
+        self.ctx_spin.setValue(DEFAULT_CONTEXT)
+        self.parallel_spin = QSpinBox(self)
+        self.parallel_spin.setAccessibleName("Parallel slots")
+        self.parallel_spin.setRange(1, 64)
+        self.parallel_spin.setValue(4)
+        self.parallel_spin.setToolTip("Requests decoded at once; each gets the full context")
+        self.kv_combo = QComboBox(self)
+        self.kv_combo.setAccessibleName("KV cache type")
+        self.kv_combo.addItems(list(KV_CACHE_TYPES))
+        self.kv_combo.setCurrentText("f16")
+        self.flash_combo = QComboBox(self)
+        self.flash_combo.setAccessibleName("Flash attention")
+        self.flash_combo.addItems(list(FLASH_CHOICES))
+        self.threads_spin = QSpinBox(self)
+        self.threads_spin.setAccessibleName("Threads")
+        self.threads_spin.setRange(0, 256)
+        self.threads_spin.setSpecialValueText("auto")
+        self.mmap_check = QCheckBox("Memory-map the file (mmap)", self)
+        self.mmap_check.setAccessibleName("Memory-map the file")
+        self.mmap_check.setChecked(True)
+        self.mlock_check = QCheckBox("Lock the model in RAM (mlock)", self)
+        self.mlock_check.setAccessibleName("Lock the model in RAM")
+
+        self.estimate_label = QLabel(self)
+        self.estimate_label.setObjectName("loadEstimate")
+        self.estimate_label.setAccessibleName("Memory estimate")
+        self.estimate_label.setWordWrap(True)
+        self.estimate_label.setMinimumHeight(self.fontMetrics().lineSpacing() * 4)
+        self.estimate_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        form = QFormLayout()
+        form.addRow("GPU layers", gpu_row)
+        form.addRow("Context length", self.ctx_spin)
+        form.addRow("Parallel slots", self.parallel_spin)
+        form.addRow("KV cache type", self.kv_combo)
+        form.addRow("Flash attention", self.flash_combo)
+        form.addRow("Threads", self.threads_spin)
+        form.addRow("", self.mmap_check)
+        form.addRow("", self.mlock_check)
+
+        self.buttons = QDialogButtonBox(self)
+        self.load_button = self.buttons.addButton("Load", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.load_button.setAccessibleName("Load the model")
+        self.load_button.setDefault(True)
+        cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setAccessibleName("Cancel")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title_label)
+        layout.addWidget(self.info_label)
+        layout.addLayout(form)
+        layout.addWidget(self.estimate_label)
+        layout.addWidget(self.buttons)
+
+        self.gpu_slider.valueChanged.connect(self._update_estimate)
+        for spin in (self.ctx_spin, self.parallel_spin):
+            spin.valueChanged.connect(self._update_estimate)
+        self.kv_combo.currentTextChanged.connect(self._update_estimate)
+        self.flash_combo.currentTextChanged.connect(self._update_estimate)
+
+    # ------------------------------------------------------------------ info
+    async def _read_info(self) -> None:
+        try:
+            meta = await in_thread(read_metadata, self.model_path)
+        except Exception as exc:  # InvalidModelFileError, OSError...
+            self.error = plain_load_error(f"{self.model_path.name}: not a gguf file: {exc}")
+            self.info_label.setText(self.error)
+            self.load_button.setEnabled(False)
+            self.ready.emit()
+            return
+        if self.system is None:
+            self.system = await in_thread(probe_system)
+        self._set_meta(meta)
+
+    def _set_meta(self, meta: GgufMetadata) -> None:
+        self.meta = meta
+        n_layers = meta.block_count or 0
+        saved = self.store.settings.model_load_options.get(self._key(), {})
+        self.gpu_slider.blockSignals(True)
+        self.gpu_slider.setRange(0, n_layers)
+        self.gpu_slider.setEnabled(n_layers > 0)
+        self.autofit_button.setEnabled(n_layers > 0)
+        ngl = saved.get("n_gpu_layers")
+        if isinstance(ngl, int):
+            self.gpu_slider.setValue(n_layers if ngl < 0 else min(ngl, n_layers))
+        else:
+            self.gpu_slider.setValue(n_layers if self.system and self.system.gpus else 0)
+        self.gpu_slider.blockSignals(False)
+        if meta.context_length:
+            self.ctx_spin.setMaximum(max(256, meta.context_length))
+            if "n_ctx" not in saved:
+                self.ctx_spin.setValue(min(DEFAULT_CONTEXT, meta.context_length))
+        gpus = ", ".join(g.name for g in self.system.gpus) if self.system else ""
+        parts = [
+            meta.architecture,
+            meta.parameter_label,
+            meta.quantization,
+            f"{n_layers} layers",
+            f"trained context {meta.context_length or '?'}",
+        ]
+        self.info_label.setText(
+            " · ".join(p for p in parts if p)
+            + ("" if gpus else "\nNo GPU found: the model runs on the CPU.")
+        )
+        self._update_estimate()
+        if not saved and self.system is not None and self.system.gpus:
+            self.auto_fit()
+        self.ready.emit()
+
+    # ------------------------------------------------------------------ estimate
+    def plan(self) -> ContextPlan:
+        kv = self.kv_combo.currentText()
+        return ContextPlan(
+            n_ctx=self.ctx_spin.value(),
+            n_slots=self.parallel_spin.value(),
+            cache_type_k=kv,
+            cache_type_v=kv,
+            flash_attention=self.flash_combo.currentText() != "off",
+        )
+
+    def memory(self) -> MemoryBreakdown | None:
+        if self.meta is None:
+            return None
+        plan = self.plan()
+        if self._memory is None or plan != self._memory_plan:
+            self._memory = estimate_memory(self.meta, plan)
+            self._memory_plan = plan
+        return self._memory
+
+    def placement(self) -> Placement | None:
+        mem = self.memory()
+        if mem is None or self.system is None:
+            return None
+        return place_layers(mem, self.gpu_slider.value(), self.system)
+
+    def _update_estimate(self) -> None:
+        n = self.gpu_slider.maximum()
+        value = self.gpu_slider.value()
+        self.gpu_value.setText("all" if n and value == n else f"{value} / {n}")
+        place = self.placement()
+        mem = self.memory()
+        if place is None or mem is None:
+            text = self.error or "Estimating memory…"
+            self.estimate_label.setText(text)
+            self.estimate_changed.emit(text)
+            return
+        text = (
+            f"Weights {_size(mem.weights_bytes)}, KV cache {_size(mem.kv_cache_bytes)}, "
+            f"compute {_size(mem.compute_bytes)}.\n{place.describe()}"
+        )
+        color = "#1e7b34" if place.fits else "#b3261e"
+        self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")
+        self.estimate_label.setText(text)
+        self.estimate_changed.emit(text)
+
+    def auto_fit(self) -> int:
+        """Set the slider to the most GPU layers that fit; returns that count."""
+        if self.meta is None or self.system is None:
+            return self.gpu_slider.value()
+        n = self.meta.block_count or 0
+        best = 0
+        if self.system.gpus:
+            fit = estimate_fit(self.meta, self.plan(), self.system)
+            if fit.verdict is FitVerdict.FULL_GPU:
+                best = n
+            elif fit.verdict is FitVerdict.PARTIAL_GPU:
+                best = fit.gpu_layers
+        self.gpu_slider.setValue(best)
+        self._update_estimate()
+        return best
+
+    # ------------------------------------------------------------------ result
+    def _restore(self, saved: dict[str, Any]) -> None:
+        if isinstance(saved.get("n_ctx"), int):
+            self.ctx_spin.setValue(saved["n_ctx"])
+        if isinstance(saved.get("n_parallel"), int):
+            self.parallel_spin.setValue(saved["n_parallel"])
+        if isinstance(saved.get("n_threads"), int):
+            self.threads_spin.setValue(saved["n_threads"])
+        if saved.get("cache_type_k") in KV_CACHE_TYPES:
+            self.kv_combo.setCurrentText(saved["cache_type_k"])
+        if saved.get("flash_attention") in FLASH_CHOICES:
+            self.flash_combo.setCurrentText(saved["flash_attention"])
+        if isinstance(saved.get("use_mmap"), bool):
+            self.mmap_check.setChecked(saved["use_mmap"])
+        if isinstance(saved.get("use_mlock"), bool):
+            self.mlock_check.setChecked(saved["use_mlock"])
+
+    def load_options(self) -> LoadOptions:
+        n = self.gpu_slider.maximum()
+        value = self.gpu_slider.value()
+        kv = self.kv_combo.currentText()
+        return LoadOptions(
+            n_ctx=self.ctx_spin.value(),
+            n_parallel=self.parallel_spin.value(),
+            n_gpu_layers=(-1 if n and value >= n else value) if self.meta else None,
+            n_threads=self.threads_spin.value(),
+            cache_type_k=kv,
+            cache_type_v=kv,
+            flash_attention=self.flash_combo.currentText(),
+            use_mmap=self.mmap_check.isChecked(),
+            use_mlock=self.mlock_check.isChecked(),
+        )
+
+    def accept(self) -> None:
+        opts = self.load_options()
+        saved: dict[str, Any] = {
+            "n_ctx": opts.n_ctx,
+            "n_parallel": opts.n_parallel,
+            "n_threads": opts.n_threads,
+            "cache_type_k": opts.cache_type_k,
+            "cache_type_v": opts.cache_type_v,
+            "flash_attention": opts.flash_attention,
+            "use_mmap": opts.use_mmap,
+            "use_mlock": opts.use_mlock,
+        }
+        if opts.n_gpu_layers is not None:
+            saved["n_gpu_layers"] = opts.n_gpu_layers
+        settings = self.store.settings
+        settings.model_load_options[self._key()] = saved
+        settings.remember_model(self.model_path)
+        self.store.save()
+        super().accept()
+
+    def done(self, result: int) -> None:
+        self._tasks.cancel_all()
+        super().done(result)
+
+
+def saved_load_options(store: SettingsStore, model_path: Path | str) -> LoadOptions | None:
+    """The options last chosen for ``model_path`` in the Load dialog, if any."""
+    saved = store.settings.model_load_options.get(str(Path(model_path).expanduser().resolve()))
+    if not saved:
+        return None
+    known = set(LoadOptions.__dataclass_fields__)
+    return LoadOptions(**{k: v for k, v in saved.items() if k in known})

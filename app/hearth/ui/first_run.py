@@ -1,0 +1,246 @@
+"""First run: what this machine has, and which recommended models fit it.
+
+Shown once on first start (``Settings.first_run_done``) and from Help > Welcome. The
+recommended list lives in ``resources/recommended.json``. The hardware probe and the
+llama.cpp backend query run on worker threads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.hardware import SystemMemory, probe_system
+from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+RECOMMENDED_FILE = Path(__file__).resolve().parent / "resources" / "recommended.json"
+GIB = 1024**3
+MIB = 1024**2
+COMPUTE_OVERHEAD = 400 * MIB  # compute buffers and the like, for a 4K context
+
+
+@dataclass(frozen=True)
+class Recommended:
+    name: str
+    kind: str  # "chat" or "coding"
+    repo: str
+    file: str
+    quant: str
+    size_bytes: int
+    kv_bytes: int  # f16 KV cache for a 4K context
+    description: str = ""
+
+    @property
+    def need_bytes(self) -> int:
+        return self.size_bytes + self.kv_bytes + COMPUTE_OVERHEAD
+
+
+class Fit(str, Enum):
+    GPU = "Fits on the GPU"
+    PARTIAL = "Fits, partly on the GPU"
+    CPU = "Fits in RAM (CPU)"
+    NO = "Too big for this machine"
+
+
+def load_recommended(path: Path = RECOMMENDED_FILE) -> list[Recommended]:
+    data: Any = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        Recommended(
+            name=str(m["name"]),
+            kind=str(m["kind"]),
+            repo=str(m["repo"]),
+            file=str(m["file"]),
+            quant=str(m["quant"]),
+            size_bytes=int(m["size_bytes"]),
+            kv_bytes=int(m.get("kv_mib_4k", 512)) * MIB,
+            description=str(m.get("description", "")),
+        )
+        for m in data["models"]
+    ]
+
+
+def judge_fit(model: Recommended, system: SystemMemory, gpu_offload: bool = True) -> Fit:
+    """Rough fit from the file size (no header is at hand before downloading)."""
+    need = model.need_bytes
+    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
+    vram = 0
+    if gpu_offload:
+        vram = sum(
+            max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES))
+            for g in system.gpus
+        )
+    if vram and need <= vram:
+        return Fit.GPU
+    if vram and need <= vram + ram:
+        return Fit.PARTIAL
+    if need <= ram:
+        return Fit.CPU
+    return Fit.NO
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    name: str  # "CUDA", "Metal", "Vulkan", "CPU"...
+    gpu_offload: bool
+    details: str = ""
+
+
+def backend_name(system_info: str, gpu_offload: bool) -> str:
+    text = system_info.upper()
+    for key, label in (
+        ("CUDA", "CUDA"),
+        ("METAL", "Metal"),
+        ("VULKAN", "Vulkan"),
+        ("HIP", "ROCm/HIP"),
+        ("SYCL", "SYCL"),
+    ):
+        if f"{key} :" in text or f"{key} =" in text or f"{key}:" in text:
+            return label
+    return "GPU" if gpu_offload else "CPU"
+
+
+def probe_backend() -> BackendInfo:
+    """The llama.cpp backend compiled into this install (loads llama.cpp; call it on a
+    worker thread)."""
+    try:
+        from hearth.engine import backend
+    except Exception as exc:  # a broken or missing native library
+        return BackendInfo("unavailable", False, str(exc))
+    info = backend.system_info()
+    offload = backend.supports_gpu_offload()
+    return BackendInfo(backend_name(info, offload), offload, info.strip())
+
+
+def _size(n: int) -> str:
+    return f"{n / GIB:.1f} GB"
+
+
+def hardware_summary(system: SystemMemory, backend: BackendInfo | None) -> str:
+    lines = [
+        f"CPU: {system.physical_cores} cores ({system.logical_cores} threads)",
+        f"RAM: {_size(system.total_ram)} ({_size(system.available_ram)} free)",
+    ]
+    if system.gpus:
+        for gpu in system.gpus:
+            lines.append(
+                f"GPU: {gpu.name}, {_size(gpu.total_bytes)} ({_size(gpu.free_bytes)} free)"
+            )
+    else:
+        lines.append("GPU: none found (models run on the CPU)")
+    if backend is None:
+        lines.append("llama.cpp backend: checking…")
+    else:
+        offload = "GPU offload available" if backend.gpu_offload else "CPU only"
+        lines.append(f"llama.cpp backend: {backend.name} ({offload})")
+    return "\n".join(lines)
+
+
+class FirstRunDialog(QDialog):
+    """Welcome: hardware summary and recommended models marked by fit."""
+
+    ready = Signal()  # the probes finished and the table shows fits
+    model_chosen = Signal(str, str)  # repo, file (double-click a row)
+
+    def __init__(
+        self,
+        *,
+        system: SystemMemory | None = None,
+        backend: BackendInfo | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Welcome to Hearth")
+        self.setAccessibleName("Welcome to Hearth")
+        self.resize(760, 520)
+        self.system = system
+        self.backend = backend
+        self.models = load_recommended()
+        self.fits: list[Fit] = []
+        self._tasks = TaskSet()
+        intro = QLabel(
+            "<h2>Welcome to Hearth</h2>Run language models privately on this machine. "
+            "Here is what it has, and models that suit it. Find them in Discover "
+            "(double-click a row).",
+            self,
+        )
+        intro.setWordWrap(True)
+        self.hardware_label = QLabel("Checking this machine…", self)
+        self.hardware_label.setAccessibleName("Hardware summary")
+        self.hardware_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(len(self.models), 5, self)
+        self.table.setAccessibleName("Recommended models")
+        self.table.setHorizontalHeaderLabels(["Model", "For", "Quant", "Size", "Fit"])
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for row, m in enumerate(self.models):
+            for col, text in enumerate((m.name, m.kind, m.quant, _size(m.size_bytes), "…")):
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"{m.repo}/{m.file}\n{m.description}")
+                self.table.setItem(row, col, item)
+        self.table.cellDoubleClicked.connect(self._chosen)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        buttons.accepted.connect(self.accept)
+        close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        close.setAccessibleName("Close the welcome window")
+        close.clicked.connect(self.accept)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.hardware_label)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(buttons)
+        self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
+
+    async def _probe(self) -> None:
+        if self.system is None:
+            self.system = await in_thread(probe_system)
+        self.hardware_label.setText(hardware_summary(self.system, self.backend))
+        if self.backend is None:
+            self.backend = await in_thread(probe_backend)
+        self.hardware_label.setText(hardware_summary(self.system, self.backend))
+        self._show_fits()
+        self.ready.emit()
+
+    def _show_fits(self) -> None:
+        assert self.system is not None
+        offload = self.backend.gpu_offload if self.backend else True
+        self.fits = [judge_fit(m, self.system, offload) for m in self.models]
+        colors = {Fit.GPU: "#1e7b34", Fit.PARTIAL: "#8a6d00", Fit.CPU: "#1f5fbf", Fit.NO: "#b3261e"}
+        for row, fit in enumerate(self.fits):
+            item = QTableWidgetItem(fit.value)
+            item.setForeground(QColor(colors[fit]))
+            self.table.setItem(row, 4, item)
+
+    def _chosen(self, row: int, _col: int) -> None:
+        m = self.models[row]
+        self.model_chosen.emit(m.repo, m.file)
+
+    def done(self, result: int) -> None:
+        self._tasks.cancel_all()
+        super().done(result)

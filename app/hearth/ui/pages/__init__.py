@@ -1,0 +1,1 @@
+"""The app's pages besides the chat: Discover, Downloads, Library (and their helpers)."""

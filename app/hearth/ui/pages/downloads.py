@@ -1,0 +1,229 @@
+"""The Downloads page: one live row per download, with pause, resume, cancel and retry.
+
+Rows are repainted from a 10 Hz timer off the latest event per download, however
+often events arrive. Unfinished downloads found on disk at start are listed paused
+(``DownloadManager.restore(start=False)``) so they survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.hub import DownloadEvent, DownloadState
+from hearth.hub.sidecar import part_path, read_sidecar
+from hearth.ui.pages.common import button, human_bytes, human_duration
+from hearth.ui.pages.services import AppServices
+from hearth.ui.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+REPAINT_MS = 100
+
+_STATE_WORDS = {
+    DownloadState.QUEUED: "Waiting",
+    DownloadState.RUNNING: "Downloading",
+    DownloadState.RETRYING: "Connection lost, retrying",
+    DownloadState.VERIFYING: "Checking the file",
+    DownloadState.PAUSED: "Paused",
+    DownloadState.COMPLETED: "Done",
+    DownloadState.FAILED: "Failed",
+    DownloadState.CANCELLED: "Cancelled",
+}
+
+
+def _with_disk_progress(event: DownloadEvent) -> DownloadEvent:
+    """``event`` with the size of its ``.part`` and the expected total (blocking)."""
+    side = read_sidecar(event.dest)
+    try:
+        done = part_path(event.dest).stat().st_size
+    except OSError:
+        done = 0
+    total = side.size if side is not None else event.total
+    return replace(event, bytes_done=done, total=total)
+
+
+class DownloadRow(QFrame):
+    """One download: name, progress bar, bytes / speed / ETA / state, and its buttons."""
+
+    def __init__(self, page: DownloadsPage, event: DownloadEvent) -> None:
+        super().__init__()
+        self.download_id = event.download_id
+        self.last = event
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.name_label = QLabel(f"<b>{event.filename}</b> · {event.repo_id}", self)
+        self.bar = QProgressBar(self)
+        self.bar.setRange(0, 1000)
+        self.bar.setAccessibleName(f"Progress of {event.filename}")
+        self.detail_label = QLabel(self)
+        self.error_label = QLabel(self)
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #b3261e;")
+        did = event.download_id
+        self.pause_button = button("Pause", f"Pause {event.filename}", lambda: page.pause(did))
+        self.resume_button = button("Resume", f"Resume {event.filename}", lambda: page.resume(did))
+        self.retry_button = button("Retry", f"Retry {event.filename}", lambda: page.resume(did))
+        self.cancel_button = button("Cancel", f"Cancel {event.filename}", lambda: page.cancel(did))
+        top = QHBoxLayout()
+        top.addWidget(self.name_label, 1)
+        for btn in (self.pause_button, self.resume_button, self.retry_button, self.cancel_button):
+            top.addWidget(btn)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.detail_label)
+        layout.addWidget(self.error_label)
+        self.update_from(event)
+
+    @property
+    def buttons(self) -> list[QPushButton]:
+        return [self.pause_button, self.resume_button, self.retry_button, self.cancel_button]
+
+    def update_from(self, event: DownloadEvent) -> None:
+        self.last = event
+        state = event.state
+        fraction = event.fraction
+        if fraction is None and state.active:
+            self.bar.setRange(0, 0)  # size unknown: a busy indicator
+        else:
+            self.bar.setRange(0, 1000)
+            done = state is DownloadState.COMPLETED
+            self.bar.setValue(1000 if done else round((fraction or 0.0) * 1000))
+        parts = [_STATE_WORDS[state]]
+        if event.total:
+            parts.append(f"{human_bytes(event.bytes_done)} of {human_bytes(event.total)}")
+        elif event.bytes_done:
+            parts.append(human_bytes(event.bytes_done))
+        if state is DownloadState.RUNNING:
+            parts.append(f"{human_bytes(event.speed_bps)}/s")
+            parts.append(f"{human_duration(event.eta_s)} left")
+        if state is DownloadState.COMPLETED:
+            parts.append(str(event.dest))
+        self.detail_label.setText(" · ".join(parts))
+        self.detail_label.setAccessibleName(f"Status of {event.filename}")
+        self.error_label.setText(event.error or "")
+        self.error_label.setVisible(bool(event.error))
+        self.pause_button.setVisible(state is DownloadState.QUEUED or state.active)
+        self.resume_button.setVisible(state is DownloadState.PAUSED)
+        self.retry_button.setVisible(state is DownloadState.FAILED)
+        self.cancel_button.setVisible(not state.finished or state is DownloadState.FAILED)
+
+
+class DownloadsPage(QWidget):
+    def __init__(self, services: AppServices, tasks: TaskSet, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self._tasks = tasks
+        self.rows: dict[int, DownloadRow] = {}
+        self._pending: dict[int, DownloadEvent] = {}
+        self.restored = False
+        self.empty_label = QLabel(
+            "No downloads yet. Find a model on the Discover page and pick a quantization.",
+            self,
+        )
+        self.empty_label.setWordWrap(True)
+        container = QWidget()
+        self._rows_layout = QVBoxLayout(container)
+        self._rows_layout.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(container)
+        scroll.setAccessibleName("Downloads")
+        self.clear_button = button(
+            "Clear finished", "Clear finished downloads", self.clear_finished
+        )
+        header = QHBoxLayout()
+        title = QLabel("<h2>Downloads</h2>", self)
+        header.addWidget(title, 1)
+        header.addWidget(self.clear_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(self.empty_label)
+        layout.addWidget(scroll, 1)
+        self._timer = QTimer(self)
+        self._timer.setInterval(REPAINT_MS)
+        self._timer.timeout.connect(self._flush)
+        services.download_event.connect(self._on_event)
+
+    # ------------------------------------------------------------------ startup
+    async def restore(self) -> None:
+        """List unfinished downloads from the last run, paused, with the bytes already
+        on disk (the manager's snapshot of a restored download starts at 0)."""
+        if self.restored:
+            return
+        try:
+            handles = self.services.downloads.restore(start=False)
+        except Exception:
+            log.exception("could not restore the unfinished downloads")
+            return
+        self.restored = True
+        events = [h.snapshot() for h in handles]
+        events = await asyncio.to_thread(lambda: [_with_disk_progress(e) for e in events])
+        for event in events:
+            if self.services.downloads.get(event.download_id).state is event.state:
+                self._on_event(event)
+        self._flush()
+
+    # ------------------------------------------------------------------ commands
+    def pause(self, download_id: int) -> None:
+        self.services.downloads.pause(download_id)
+
+    def resume(self, download_id: int) -> None:
+        """Resume a paused download, or retry a failed one from where it stopped."""
+        self.services.downloads.resume(download_id)
+
+    def cancel(self, download_id: int) -> None:
+        self.services.downloads.cancel(download_id)
+
+    def clear_finished(self) -> None:
+        for did, row in list(self.rows.items()):
+            if row.last.state in (DownloadState.COMPLETED, DownloadState.CANCELLED):
+                self._rows_layout.removeWidget(row)
+                row.deleteLater()
+                del self.rows[did]
+        self.empty_label.setVisible(not self.rows)
+
+    # ------------------------------------------------------------------ events
+    def _on_event(self, event: DownloadEvent) -> None:
+        self._pending[event.download_id] = event
+        if event.state is not DownloadState.RUNNING or event.download_id not in self.rows:
+            self._flush()  # state changes show at once; byte counts at the timer's pace
+        elif not self._timer.isActive():
+            self._timer.start()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        if not pending:
+            self._timer.stop()
+            return
+        for did, event in pending.items():
+            row = self.rows.get(did)
+            if row is None:
+                row = DownloadRow(self, event)
+                self.rows[did] = row
+                self._rows_layout.insertWidget(self._rows_layout.count() - 1, row)
+            else:
+                row.update_from(event)
+        self.empty_label.setVisible(not self.rows)
+
+    def row_for(self, filename: str) -> DownloadRow | None:
+        """The newest row for a file name (tests and the Discover page use it)."""
+        found = [r for r in self.rows.values() if r.last.filename == filename]
+        return found[-1] if found else None
+
+    def flush(self) -> None:
+        """Apply pending events now (tests)."""
+        self._flush()

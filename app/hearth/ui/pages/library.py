@@ -1,0 +1,309 @@
+"""The Library page: local models with their metadata; import, delete, quantize, load.
+
+A table of ``Library.models()`` (scanned in a thread), buttons to import a file in
+place or add a folder, a "Found on this disk" list from ``discover_all()`` (other apps'
+GGUFs) with Import buttons, and per-row Load / Open folder / Delete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.core.errors import HearthError
+from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
+from hearth.library.quantize_job import JobState, QuantizeJob
+from hearth.ui.pages.common import button, button_cell, human_bytes, human_count
+from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
+from hearth.ui.pages.services import AppServices
+from hearth.ui.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["Name", "Quant", "Size", "Params", "Context", "Architecture", "Source", "Problem", ""]
+_SOURCE_WORDS = {
+    ModelSource.HEARTH: "Hearth",
+    ModelSource.FOLDER: "Folder",
+    ModelSource.IMPORTED: "Imported",
+}
+
+
+def _message(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, HearthError) else str(exc)
+
+
+def _table(columns: list[str], name: str, parent: QWidget) -> QTableWidget:
+    table = QTableWidget(0, len(columns), parent)
+    table.setHorizontalHeaderLabels(columns)
+    table.setAccessibleName(name)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().hide()
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+class LibraryPage(QWidget):
+    load_requested = Signal(object)  # Path of the model's first file
+
+    def __init__(
+        self,
+        services: AppServices,
+        tasks: TaskSet,
+        parent: QWidget | None = None,
+        *,
+        discover: Callable[[], list[DiscoveredModel]] = discover_all,
+    ) -> None:
+        super().__init__(parent)
+        self.services = services
+        self._tasks = tasks
+        self._discover = discover
+        self.models: list[LocalModel] = []
+        self.found: list[DiscoveredModel] = []
+        self._refresh_task: asyncio.Task[None] | None = None
+        self.scanned_once = False
+
+        self.refresh_button = button("Refresh", "Refresh the library", self.refresh)
+        self.import_button = button("Import file…", "Import a GGUF file", self._choose_file)
+        self.folder_button = button("Add folder…", "Add a models folder", self._choose_folder)
+        self.open_dir_button = button(
+            "Open models folder", "Open the models folder", self.open_models_folder
+        )
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Library status")
+        self.table = _table(COLUMNS, "Library models", self)
+        self.quantize = QuantizePanel(tasks, self)
+        self.quantize.start_button.clicked.connect(self._quantize_selected)
+        self.quantize.finished.connect(self._quantized)
+        self.found_table = _table(["Name", "App", "Size", "Path", ""], "Found on this disk", self)
+        self.scan_button = button("Scan again", "Scan this disk for models", self.scan_disk)
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("<h2>Library</h2>", self), 1)
+        for btn in (self.refresh_button, self.import_button, self.folder_button):
+            top.addWidget(btn)
+        top.addWidget(self.open_dir_button)
+        upper = QWidget(self)
+        col = QVBoxLayout(upper)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(top)
+        col.addWidget(self.status)
+        col.addWidget(self.table, 1)
+        col.addWidget(self.quantize)
+        lower = QWidget(self)
+        col2 = QVBoxLayout(lower)
+        col2.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(QLabel("<b>Found on this disk</b> (other apps' models)", self), 1)
+        head.addWidget(self.scan_button)
+        col2.addLayout(head)
+        col2.addWidget(self.found_table, 1)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(upper)
+        split.addWidget(lower)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(split)
+        services.library_changed.connect(self.refresh)
+
+    # ------------------------------------------------------------------ scanning
+    def refresh(self) -> asyncio.Task[None]:
+        """Re-list the library in a thread; the table updates when it is done."""
+        if self._refresh_task is not None and not self._refresh_task.done():
+            self._refresh_task.cancel()
+        self._refresh_task = self._tasks.spawn(self._refresh(), name="library-refresh")
+        return self._refresh_task
+
+    async def _refresh(self) -> None:
+        try:
+            models = await asyncio.to_thread(self.services.library.models)
+        except Exception as exc:
+            self.status.setText(f"Could not list the library: {_message(exc)}")
+            return
+        self.models = models
+        self._fill(models)
+        problem = self.services.library.index_problem()
+        count = f"{len(models)} model{'s' if len(models) != 1 else ''}"
+        self.status.setText(problem or (count if models else "No models yet."))
+
+    def _fill(self, models: list[LocalModel]) -> None:
+        self.table.setRowCount(len(models))
+        for row, model in enumerate(models):
+            meta = model.metadata
+            ctx = meta.context_length if meta else None
+            cells = [
+                model.name,
+                meta.quantization if meta else "?",
+                human_bytes(model.size_bytes),
+                human_count(meta.parameter_count) if meta else "?",
+                f"{ctx:,}" if ctx else "?",
+                meta.architecture if meta else "?",
+                _SOURCE_WORDS[model.source] + (f" ({model.origin})" if model.origin else ""),
+                model.error or "",
+            ]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(str(model.path) if col == 0 else text)
+                self.table.setItem(row, col, item)
+            load = button("Load", f"Load {model.name}", partial(self.load_model, model))
+            load.setEnabled(model.ok and model.kind == "model")
+            folder = button("Folder", f"Open the folder of {model.name}",
+                            partial(self.open_folder, model))  # fmt: skip
+            delete = button("Delete", f"Delete {model.name}", partial(self.delete_model, model))
+            self.table.setCellWidget(row, len(COLUMNS) - 1, button_cell(load, folder, delete))
+
+    def scan_disk(self) -> asyncio.Task[None]:
+        """Look for GGUFs of other apps (LM Studio, Ollama, HF cache...) in a thread."""
+        self.scanned_once = True
+        return self._tasks.spawn(self._scan_disk(), name="discover-models")
+
+    async def _scan_disk(self) -> None:
+        self.scan_button.setEnabled(False)
+        try:
+            found = await asyncio.to_thread(self._discover)
+        except Exception as exc:
+            log.warning("scanning for models failed: %s", exc)
+            found = []
+        finally:
+            self.scan_button.setEnabled(True)
+        have = {str(m.path.resolve()) for m in self.models}
+        self.found = [d for d in found if str(d.path.resolve()) not in have]
+        self.found_table.setRowCount(len(self.found))
+        for row, item in enumerate(self.found):
+            for col, text in enumerate([item.name, item.app, human_bytes(item.size_bytes),
+                                        str(item.path)]):  # fmt: skip
+                self.found_table.setItem(row, col, QTableWidgetItem(text))
+            imp = button("Import", f"Import {item.name}", partial(self.import_found, item))
+            self.found_table.setCellWidget(row, 4, button_cell(imp))
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if not self.scanned_once:
+            self.refresh()
+            self.scan_disk()
+
+    # ------------------------------------------------------------------ import
+    def _choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import a model", "", "GGUF models (*.gguf);;All files (*)"
+        )
+        if path:
+            self.import_file(Path(path))
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a models folder")
+        if folder:
+            self.add_folder(Path(folder))
+
+    def import_file(
+        self, path: Path, *, name: str | None = None, origin: str | None = None
+    ) -> asyncio.Task[None]:
+        """Add a file that stays where it is."""
+        lib = self.services.library
+        return self._run(
+            lambda: lib.import_in_place(path, name=name, origin=origin), f"Imported {path.name}"
+        )
+
+    def import_found(self, found: DiscoveredModel) -> asyncio.Task[None]:
+        return self.import_file(found.path, name=found.name, origin=found.app)
+
+    def add_folder(self, folder: Path) -> asyncio.Task[None]:
+        return self._run(lambda: self.services.library.add_folder(folder), f"Added {folder}")
+
+    def _run(self, work: Callable[[], object], done_text: str) -> asyncio.Task[None]:
+        async def go() -> None:
+            try:
+                await asyncio.to_thread(work)
+            except Exception as exc:
+                self.status.setText(_message(exc))
+                return
+            await self._refresh()
+            self.status.setText(done_text)
+            if self.found:
+                await self._scan_disk()
+
+        return self._tasks.spawn(go(), name="library-change")
+
+    # ------------------------------------------------------------------ actions
+    def model_named(self, name: str) -> LocalModel | None:
+        return next((m for m in self.models if name in (m.name, m.id, m.path.name)), None)
+
+    def load_model(self, model: LocalModel) -> None:
+        self.load_requested.emit(model.path)
+
+    def folder_url(self, model: LocalModel) -> QUrl:
+        return QUrl.fromLocalFile(str(model.path.parent))
+
+    def open_folder(self, model: LocalModel) -> None:
+        QDesktopServices.openUrl(self.folder_url(model))
+
+    def open_models_folder(self) -> None:
+        self.services.paths.models_dir.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.models_dir)))
+
+    def delete_model(
+        self, model: LocalModel, *, confirmed: bool = False
+    ) -> asyncio.Task[None] | None:
+        """Delete (Hearth's own files) or forget (imports, folders) ``model``, after
+        asking unless ``confirmed``. Returns the task doing it, or None if declined."""
+        if not confirmed:
+            owned = model.source is ModelSource.HEARTH
+            what = "delete its file from disk" if owned else "remove it from the library " \
+                "(the file stays where it is)"  # fmt: skip
+            answer = QMessageBox.question(
+                self, "Delete model", f"Really {what}?\n\n{model.name}",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )  # fmt: skip
+            if answer != QMessageBox.StandardButton.Yes:
+                return None
+        return self._run(lambda: self.services.library.delete(model), f"Removed {model.name}")
+
+    # ------------------------------------------------------------------ quantize
+    def selected_model(self) -> LocalModel | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.models[rows[0].row()] if rows and rows[0].row() < len(self.models) else None
+
+    def _quantize_selected(self) -> None:
+        model = self.selected_model()
+        if model is None:
+            self.quantize.status.setText("Select a model in the table first.")
+            return
+        self.quantize_model(model, self.quantize.type_combo.currentText())
+
+    def quantize_model(self, model: LocalModel, qtype: str) -> QuantizeJob | None:
+        dst = output_path(model, qtype, self.services.paths.models_dir)
+        if dst.exists():
+            self.quantize.status.setText(f"{dst.name} already exists.")
+            return None
+        job = self.quantize.start(model, qtype, dst)
+        return job
+
+    def _quantized(self, job: QuantizeJob) -> None:
+        if job.state is JobState.DONE:
+            self.refresh()

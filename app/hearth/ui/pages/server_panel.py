@@ -1,0 +1,482 @@
+"""The Server panel: the local OpenAI-compatible endpoint, its API keys, a request log.
+
+On/off, port and LAN relaunch the worker through the Supervisor with different
+arguments (``EndpointOptions``): "on" binds the chosen port (every interface with LAN)
+and accepts the keys stored in the keyring; "off" is the GUI's private random port.
+LAN needs at least one API key. Snippets for Continue, the OpenAI SDK and curl are
+shown with a placeholder; their Copy buttons put the selected (or newest) key in.
+While the panel is visible it polls the worker's request log about once a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import socket
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
+from hearth.config.api_keys import ApiKey, create_key, load_keys, revoke_key
+from hearth.config.secrets import SecretStoreError
+from hearth.supervisor import EndpointOptions, Supervisor, SupervisorError, WorkerError
+from hearth.ui.app_settings import SettingsStore
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+POLL_MS = 1000
+LOG_COLUMNS = ("Finished", "Model", "Prompt", "Cached", "Completion", "tok/s", "TTFT", "Status")
+SNIPPET_TITLES = {"continue": "Continue", "openai": "OpenAI SDK (Python)", "curl": "curl"}
+LAN_NEEDS_KEY = (
+    "Create an API key first: on the LAN, anyone who can reach this machine could "
+    "use the model, so Hearth only listens there with a key."
+)
+
+
+def lan_address() -> str:
+    """This machine's address on the local network (no packet is sent)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            return str(probe.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+class ServerPanel(QWidget):
+    endpoint_changed = Signal()  # after a relaunch finished (or failed: see status_label)
+    keys_changed = Signal()
+    log_updated = Signal()
+
+    def __init__(
+        self, supervisor: Supervisor, store: SettingsStore, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Server panel")
+        self.supervisor = supervisor
+        self.store = store
+        self.keys: list[ApiKey] = []
+        self.requests: list[dict[str, Any]] = []
+        self._tasks = TaskSet()
+        self._apply_task: asyncio.Task[None] | None = None
+        self._poll_task: asyncio.Task[None] | None = None
+        self._lan_ip: str | None = None
+        s = store.settings
+        supervisor.endpoint = EndpointOptions(
+            enabled=s.endpoint_enabled, port=s.endpoint_port, lan=s.endpoint_lan
+        )
+        self._build()
+        self.timer = QTimer(self)
+        self.timer.setInterval(POLL_MS)
+        self.timer.timeout.connect(self.poll_requests)
+        QTimer.singleShot(0, self.refresh_keys)
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        s = self.store.settings
+        endpoint_box = QGroupBox("Endpoint", self)
+        self.enabled_check = QCheckBox("Serve the loaded model to other apps", endpoint_box)
+        self.enabled_check.setAccessibleName("Endpoint on")
+        self.enabled_check.setChecked(s.endpoint_enabled)
+        self.port_spin = QSpinBox(endpoint_box)
+        self.port_spin.setAccessibleName("Port")
+        self.port_spin.setRange(1, 65535)
+        self.port_spin.setValue(s.endpoint_port)
+        self.lan_check = QCheckBox("Allow other machines on the network (LAN)", endpoint_box)
+        self.lan_check.setAccessibleName("LAN access")
+        self.lan_check.setChecked(s.endpoint_lan)
+        self.apply_button = QPushButton("Apply", endpoint_box)
+        self.apply_button.setAccessibleName("Apply endpoint settings")
+        self.apply_button.clicked.connect(self.apply_endpoint)
+        self.enabled_check.toggled.connect(lambda _on: self.apply_endpoint())
+        self.lan_check.toggled.connect(lambda _on: self.apply_endpoint())
+        self.status_label = QLabel(endpoint_box)
+        self.status_label.setObjectName("endpointStatus")
+        self.status_label.setAccessibleName("Endpoint status")
+        self.status_label.setWordWrap(True)
+        port_row = QHBoxLayout()
+        port_row.addWidget(self.port_spin)
+        port_row.addWidget(self.apply_button)
+        port_row.addStretch(1)
+        form = QFormLayout(endpoint_box)
+        form.addRow(self.enabled_check)
+        form.addRow("Port", port_row)
+        form.addRow(self.lan_check)
+        form.addRow(self.status_label)
+
+        keys_box = QGroupBox("API keys", self)
+        self.key_name = QLineEdit(keys_box)
+        self.key_name.setPlaceholderText("Key name, e.g. laptop")
+        self.key_name.setAccessibleName("New key name")
+        self.create_button = QPushButton("Create", keys_box)
+        self.create_button.setAccessibleName("Create API key")
+        self.create_button.clicked.connect(self.create_key)
+        self.new_key_field = QLineEdit(keys_box)
+        self.new_key_field.setReadOnly(True)
+        self.new_key_field.setAccessibleName("New API key (shown once)")
+        self.new_key_field.setPlaceholderText("A new key is shown here once")
+        self.copy_new_button = QPushButton("Copy", keys_box)
+        self.copy_new_button.setAccessibleName("Copy the new API key")
+        self.copy_new_button.setEnabled(False)
+        self.copy_new_button.clicked.connect(
+            lambda: self._copy(self.new_key_field.text(), "The new key was copied.")
+        )
+        self.keys_table = QTableWidget(0, 3, keys_box)
+        self.keys_table.setAccessibleName("API keys")
+        self.keys_table.setHorizontalHeaderLabels(["Name", "Key", "Created"])
+        self.keys_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.keys_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.keys_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.keys_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.keys_table.setMaximumHeight(130)
+        self.copy_key_button = QPushButton("Copy", keys_box)
+        self.copy_key_button.setAccessibleName("Copy the selected API key")
+        self.copy_key_button.clicked.connect(self.copy_selected_key)
+        self.revoke_button = QPushButton("Revoke", keys_box)
+        self.revoke_button.setAccessibleName("Revoke the selected API key")
+        self.revoke_button.clicked.connect(self.revoke_selected_key)
+        self.keys_message = QLabel(keys_box)
+        self.keys_message.setWordWrap(True)
+        create_row = QHBoxLayout()
+        create_row.addWidget(self.key_name, 1)
+        create_row.addWidget(self.create_button)
+        new_row = QHBoxLayout()
+        new_row.addWidget(self.new_key_field, 1)
+        new_row.addWidget(self.copy_new_button)
+        key_buttons = QHBoxLayout()
+        key_buttons.addStretch(1)
+        key_buttons.addWidget(self.copy_key_button)
+        key_buttons.addWidget(self.revoke_button)
+        keys_layout = QVBoxLayout(keys_box)
+        keys_layout.addLayout(create_row)
+        keys_layout.addLayout(new_row)
+        keys_layout.addWidget(self.keys_table)
+        keys_layout.addLayout(key_buttons)
+        keys_layout.addWidget(self.keys_message)
+
+        self.snippet_tabs = QTabWidget(self)
+        self.snippet_tabs.setAccessibleName("Client configuration")
+        self.snippet_views: dict[str, QPlainTextEdit] = {}
+        self.copy_buttons: dict[str, QPushButton] = {}
+        for kind, title in SNIPPET_TITLES.items():
+            page = QWidget(self.snippet_tabs)
+            view = QPlainTextEdit(page)
+            view.setReadOnly(True)
+            view.setAccessibleName(f"{title} configuration")
+            copy = QPushButton(f"Copy {title} config", page)
+            copy.setAccessibleName(f"Copy {title} configuration")
+            copy.clicked.connect(lambda _c=False, k=kind: self.copy_snippet(k))
+            col = QVBoxLayout(page)
+            col.addWidget(view)
+            col.addWidget(copy)
+            self.snippet_tabs.addTab(page, title)
+            self.snippet_views[kind] = view
+            self.copy_buttons[kind] = copy
+
+        self.log_table = QTableWidget(0, len(LOG_COLUMNS), self)
+        self.log_table.setAccessibleName("Request log")
+        self.log_table.setHorizontalHeaderLabels(list(LOG_COLUMNS))
+        self.log_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.log_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.log_table.verticalHeader().setVisible(False)
+
+        top = QHBoxLayout()
+        top.addWidget(endpoint_box, 1)
+        top.addWidget(keys_box, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(QLabel("<b>Ready-to-paste configuration</b>", self))
+        layout.addWidget(self.snippet_tabs, 1)
+        layout.addWidget(QLabel("<b>Requests</b>", self))
+        layout.addWidget(self.log_table, 1)
+        self.supervisor_changed()
+
+    # ------------------------------------------------------------------ endpoint
+    def endpoint(self) -> Endpoint:
+        opts = self.supervisor.endpoint
+        if opts.lan:
+            if self._lan_ip is None:
+                self._lan_ip = lan_address()
+            host = self._lan_ip
+        else:
+            host = "127.0.0.1"
+        return Endpoint(
+            base_url=f"http://{host}:{opts.port}",
+            model=self.supervisor.model_id or "model",
+            keyed=bool(self.keys),
+        )
+
+    def supervisor_changed(self) -> None:
+        """Refresh what depends on the worker (call on every worker status change)."""
+        opts = self.supervisor.endpoint
+        if not opts.enabled:
+            text = "Off: only Hearth itself can use the model."
+        elif self.supervisor.process is None:
+            text = f"On (port {opts.port}); it starts when a model is loaded."
+        elif self.supervisor.port == opts.port:
+            text = f"On: serving at {self.endpoint().base_url}/v1"
+            if opts.lan:
+                text += " to the local network (API key required)"
+        else:
+            text = f"On (port {opts.port}); starting…"
+        if not (self._apply_task and not self._apply_task.done()):
+            self.status_label.setText(text)
+        self._refresh_snippets()
+
+    def _refresh_snippets(self) -> None:
+        ep = self.endpoint()
+        note = "" if self.supervisor.endpoint.enabled else "# Turn the endpoint on first.\n"
+        for kind, view in self.snippet_views.items():
+            view.setPlainText(note + SNIPPETS[kind](ep))
+
+    def apply_endpoint(self) -> asyncio.Task[None] | None:
+        """Turn the endpoint on/off with the port and LAN choice shown; relaunches."""
+        wanted = EndpointOptions(
+            enabled=self.enabled_check.isChecked(),
+            port=self.port_spin.value(),
+            lan=self.lan_check.isChecked(),
+        )
+        refused = wanted.lan and not self.keys
+        if refused:
+            self.lan_check.blockSignals(True)
+            self.lan_check.setChecked(False)
+            self.lan_check.blockSignals(False)
+            wanted = replace(wanted, lan=False)
+        current = self.supervisor
+        unchanged = wanted == current.endpoint and (
+            current.process is None or not wanted.enabled or current.port == wanted.port
+        )
+        if unchanged:
+            if not refused:
+                self.supervisor_changed()
+            else:
+                self.status_label.setText(LAN_NEEDS_KEY)
+            return None
+        s = self.store.settings
+        s.endpoint_enabled, s.endpoint_port, s.endpoint_lan = (
+            wanted.enabled,
+            wanted.port,
+            wanted.lan,
+        )
+        self.store.save()
+        if self._apply_task is not None and not self._apply_task.done():
+            self._apply_task.cancel()
+        self._apply_task = self._tasks.spawn(self._apply(wanted, refused), name="endpoint-apply")
+        return self._apply_task
+
+    async def _apply(self, wanted: EndpointOptions, refused: bool) -> None:
+        if self.supervisor.process is not None:
+            self.status_label.setText("Restarting the model worker with the new endpoint…")
+        try:
+            await self.supervisor.set_endpoint(wanted)
+        except SupervisorError as exc:
+            self._apply_task = None
+            self.status_label.setText(f"The endpoint could not start: {exc}")
+            self._refresh_snippets()
+            self.endpoint_changed.emit()
+            return
+        self._apply_task = None
+        self.supervisor_changed()
+        if refused:
+            self.status_label.setText(LAN_NEEDS_KEY)
+        self.endpoint_changed.emit()
+
+    # ------------------------------------------------------------------ keys
+    def refresh_keys(self) -> asyncio.Task[None]:
+        return self._tasks.spawn(self._refresh_keys(), name="keys-refresh")
+
+    async def _refresh_keys(self) -> None:
+        try:
+            self.keys = await in_thread(load_keys)
+        except SecretStoreError as exc:
+            self.keys = []
+            self.keys_message.setText(exc.message)
+        self._show_keys()
+
+    def _show_keys(self) -> None:
+        self.keys_table.setRowCount(len(self.keys))
+        for row, key in enumerate(self.keys):
+            created = dt.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
+            for col, text in enumerate((key.name, key.masked, created)):
+                self.keys_table.setItem(row, col, QTableWidgetItem(text))
+        if self.keys and not self.keys_table.selectedItems():
+            self.keys_table.selectRow(len(self.keys) - 1)
+        self._refresh_snippets()
+        self.keys_changed.emit()
+
+    def create_key(self) -> asyncio.Task[None] | None:
+        name = self.key_name.text().strip() or f"key {len(self.keys) + 1}"
+        return self._tasks.spawn(self._create(name), name="key-create")
+
+    async def _create(self, name: str) -> None:
+        try:
+            key = await in_thread(create_key, name)
+        except SecretStoreError as exc:
+            self.keys_message.setText(exc.message)
+            return
+        self.key_name.clear()
+        self.new_key_field.setText(key.key)
+        self.copy_new_button.setEnabled(True)
+        self.keys_message.setText(f"Key '{name}' created. Copy it now: it is not shown again.")
+        await self._refresh_keys()
+        self.keys_table.selectRow(len(self.keys) - 1)
+        if self.supervisor.endpoint.enabled and self.supervisor.process is not None:
+            # A running endpoint reads the keyring at launch: relaunch to accept the key.
+            await self._relaunch()
+
+    async def _relaunch(self) -> None:
+        try:
+            await self.supervisor.set_endpoint(self.supervisor.endpoint)
+        except SupervisorError as exc:
+            self.status_label.setText(f"The endpoint could not restart: {exc}")
+        self.supervisor_changed()
+
+    def selected_key(self) -> ApiKey | None:
+        rows = self.keys_table.selectionModel().selectedRows()
+        if rows and rows[0].row() < len(self.keys):
+            return self.keys[rows[0].row()]
+        return self.keys[-1] if self.keys else None
+
+    def copy_selected_key(self) -> None:
+        key = self.selected_key()
+        if key is not None:
+            self._copy(key.key, f"Key '{key.name}' was copied.")
+
+    def revoke_selected_key(self) -> asyncio.Task[None] | None:
+        rows = self.keys_table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self.keys):
+            self.keys_message.setText("Select a key to revoke.")
+            return None
+        return self._tasks.spawn(self._revoke(self.keys[rows[0].row()]), name="key-revoke")
+
+    async def _revoke(self, key: ApiKey) -> None:
+        try:
+            await in_thread(revoke_key, key.name)
+        except SecretStoreError as exc:
+            self.keys_message.setText(exc.message)
+            return
+        if self.new_key_field.text() == key.key:
+            self.new_key_field.clear()
+            self.copy_new_button.setEnabled(False)
+        self.keys_message.setText(f"Key '{key.name}' was revoked.")
+        await self._refresh_keys()
+        opts = self.supervisor.endpoint
+        if opts.lan and not self.keys:
+            self.lan_check.blockSignals(True)
+            self.lan_check.setChecked(False)
+            self.lan_check.blockSignals(False)
+            opts = replace(opts, lan=False)
+            self.store.settings.endpoint_lan = False
+            self.store.save()
+            self.supervisor.endpoint = opts
+        if opts.enabled and self.supervisor.process is not None:
+            await self._relaunch()  # the revoked key stops working now
+
+    # ------------------------------------------------------------------ copy
+    def _copy(self, text: str, message: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.keys_message.setText(message)
+
+    def snippet_text(self, kind: str) -> str:
+        """The snippet as copied: with the selected (or newest) key in place."""
+        text = SNIPPETS[kind](self.endpoint())
+        key = self.selected_key()
+        if key is not None:
+            text = text.replace(KEY_PLACEHOLDER, key.key)
+        return text
+
+    def copy_snippet(self, kind: str) -> None:
+        QGuiApplication.clipboard().setText(self.snippet_text(kind))
+        self.status_label.setText(f"{SNIPPET_TITLES[kind]} configuration copied.")
+
+    # ------------------------------------------------------------------ request log
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.timer.start()
+        self.poll_requests()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
+        self.timer.stop()
+        super().hideEvent(event)
+
+    def poll_requests(self) -> asyncio.Task[None] | None:
+        if self._poll_task is not None and not self._poll_task.done():
+            return None
+        if self.supervisor.client is None or not self.supervisor.ready:
+            return None
+        self._poll_task = self._tasks.spawn(self._poll(), name="request-log")
+        return self._poll_task
+
+    async def _poll(self) -> None:
+        client = self.supervisor.client
+        if client is None:
+            return
+        try:
+            rows = await client.request_log(50)
+        except WorkerError as exc:
+            log.debug("request log not available: %s", exc)
+            return
+        self.requests = rows
+        self._show_requests()
+        self.log_updated.emit()
+
+    def _show_requests(self) -> None:
+        table = self.log_table
+        table.setRowCount(len(self.requests))
+        for row, r in enumerate(self.requests):
+            finished = r.get("finished_at")
+            when = (
+                dt.datetime.fromtimestamp(float(finished)).strftime("%H:%M:%S")
+                if isinstance(finished, int | float)
+                else ""
+            )
+            tps = r.get("decode_tokens_per_s")
+            ttft = r.get("ttft_ms")
+            cells = (
+                when,
+                str(r.get("model") or ""),
+                _num(r.get("prompt_tokens")),
+                _num(r.get("cached_tokens")),
+                _num(r.get("completion_tokens")),
+                f"{tps:.1f}" if isinstance(tps, int | float) else "",
+                f"{ttft:.0f} ms" if isinstance(ttft, int | float) else "",
+                str(r.get("finish_reason") or ""),
+            )
+            for col, text in enumerate(cells):
+                item = table.item(row, col)
+                if item is None:
+                    table.setItem(row, col, QTableWidgetItem(text))
+                elif item.text() != text:
+                    item.setText(text)
+
+    def shutdown(self) -> None:
+        self.timer.stop()
+        self._tasks.cancel_all()
+
+
+def _num(value: object) -> str:
+    return str(value) if isinstance(value, int) else ""

@@ -1,0 +1,191 @@
+"""Settings: models folders, download limits, theme, and where the data lives.
+
+Folders go to the library's index (``Library.add_folder``/``remove_folder``); the
+rest goes to the Settings file through the shared ``SettingsStore``. Disk work runs
+on worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.library import Library, LibraryError
+from hearth.ui.app_settings import THEMES, SettingsStore, apply_theme
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+KIB = 1024
+
+
+class SettingsPage(QWidget):
+    folders_changed = Signal()
+    changed = Signal()
+
+    def __init__(
+        self, store: SettingsStore, library: Library | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Settings")
+        self.store = store
+        self.library = library or Library()
+        self._tasks = TaskSet()
+        self._build()
+        QTimer.singleShot(0, self.refresh_folders)
+
+    def _build(self) -> None:
+        s = self.store.settings
+        folders_box = QGroupBox("Models folders", self)
+        self.own_folder_label = QLabel(
+            f"Hearth's own folder (always scanned): {self.library.models_dir}", folders_box
+        )
+        self.own_folder_label.setWordWrap(True)
+        self.folders_list = QListWidget(folders_box)
+        self.folders_list.setAccessibleName("Models folders")
+        self.add_folder_button = QPushButton("Add folder…", folders_box)
+        self.add_folder_button.setAccessibleName("Add a models folder")
+        self.add_folder_button.clicked.connect(self._choose_folder)
+        self.remove_folder_button = QPushButton("Remove", folders_box)
+        self.remove_folder_button.setAccessibleName("Remove the selected models folder")
+        self.remove_folder_button.clicked.connect(self.remove_selected_folder)
+        self.folders_message = QLabel(folders_box)
+        self.folders_message.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_folder_button)
+        buttons.addWidget(self.remove_folder_button)
+        buttons.addStretch(1)
+        col = QVBoxLayout(folders_box)
+        col.addWidget(self.own_folder_label)
+        col.addWidget(self.folders_list)
+        col.addLayout(buttons)
+        col.addWidget(self.folders_message)
+
+        downloads_box = QGroupBox("Downloads", self)
+        self.concurrency_spin = QSpinBox(downloads_box)
+        self.concurrency_spin.setAccessibleName("Downloads at once")
+        self.concurrency_spin.setRange(1, 8)
+        self.concurrency_spin.setValue(max(1, min(8, s.download_concurrency)))
+        self.bandwidth_spin = QSpinBox(downloads_box)
+        self.bandwidth_spin.setAccessibleName("Bandwidth limit")
+        self.bandwidth_spin.setRange(0, 10_000_000)
+        self.bandwidth_spin.setSingleStep(512)
+        self.bandwidth_spin.setSuffix(" KiB/s")
+        self.bandwidth_spin.setSpecialValueText("No limit")
+        self.bandwidth_spin.setValue(s.bandwidth_limit_bps // KIB)
+        form = QFormLayout(downloads_box)
+        form.addRow("Downloads at once", self.concurrency_spin)
+        form.addRow("Bandwidth limit", self.bandwidth_spin)
+
+        look_box = QGroupBox("Appearance", self)
+        self.theme_combo = QComboBox(look_box)
+        self.theme_combo.setAccessibleName("Theme")
+        self.theme_combo.addItems([t.capitalize() for t in THEMES])
+        theme = s.theme if s.theme in THEMES else "system"
+        self.theme_combo.setCurrentIndex(THEMES.index(theme))
+        QFormLayout(look_box).addRow("Theme", self.theme_combo)
+
+        data_box = QGroupBox("Data folder", self)
+        self.data_field = QLineEdit(str(self.library.paths.data_dir), data_box)
+        self.data_field.setReadOnly(True)
+        self.data_field.setAccessibleName("Data folder location")
+        self.open_data_button = QPushButton("Open", data_box)
+        self.open_data_button.setAccessibleName("Open the data folder")
+        self.open_data_button.clicked.connect(self.open_data_folder)
+        self.config_label = QLabel(f"Settings file: {self.store.path}", data_box)
+        self.config_label.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.data_field, 1)
+        row.addWidget(self.open_data_button)
+        data_col = QVBoxLayout(data_box)
+        data_col.addLayout(row)
+        data_col.addWidget(self.config_label)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(folders_box, 1)
+        layout.addWidget(downloads_box)
+        layout.addWidget(look_box)
+        layout.addWidget(data_box)
+
+        self.concurrency_spin.valueChanged.connect(self._save_downloads)
+        self.bandwidth_spin.valueChanged.connect(self._save_downloads)
+        self.theme_combo.currentIndexChanged.connect(self._save_theme)
+
+    # ------------------------------------------------------------------ values
+    def _save_downloads(self) -> None:
+        s = self.store.settings
+        s.download_concurrency = self.concurrency_spin.value()
+        s.bandwidth_limit_bps = self.bandwidth_spin.value() * KIB
+        self.store.save()
+        self.changed.emit()
+
+    def _save_theme(self) -> None:
+        theme = THEMES[max(0, self.theme_combo.currentIndex())]
+        self.store.settings.theme = theme
+        apply_theme(theme)
+        self.store.save()
+        self.changed.emit()
+
+    def open_data_folder(self) -> bool:
+        folder = self.library.paths.data_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    # ------------------------------------------------------------------ folders
+    def refresh_folders(self) -> asyncio.Task[None]:
+        return self._tasks.spawn(self._refresh(), name="settings-folders")
+
+    async def _refresh(self) -> None:
+        folders = await in_thread(self.library.folders)
+        self.folders_list.clear()
+        self.folders_list.addItems([str(f) for f in folders])
+        self.folders_changed.emit()
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a models folder")
+        if folder:
+            self.add_folder(folder)
+
+    def add_folder(self, folder: str | Path) -> asyncio.Task[None]:
+        return self._tasks.spawn(self._add(Path(folder)), name="settings-add-folder")
+
+    async def _add(self, folder: Path) -> None:
+        try:
+            added = await in_thread(self.library.add_folder, folder)
+        except LibraryError as exc:
+            self.folders_message.setText(str(exc))
+            await self._refresh()
+            return
+        self.folders_message.setText(f"Added {added}; its models show up in the library.")
+        await self._refresh()
+
+    def remove_selected_folder(self) -> asyncio.Task[None] | None:
+        item = self.folders_list.currentItem()
+        if item is None:
+            self.folders_message.setText("Select a folder to remove.")
+            return None
+        return self._tasks.spawn(self._remove(Path(item.text())), name="settings-remove-folder")
+
+    async def _remove(self, folder: Path) -> None:
+        await in_thread(self.library.remove_folder, folder)
+        self.folders_message.setText(f"Removed {folder} (its files stay on disk).")
+        await self._refresh()

@@ -1,0 +1,193 @@
+"""The main window's model-loading, server, settings and first-run parts.
+
+Kept out of ``main_window.py`` so that file only wires them in: the Load dialog
+(Ctrl+L, and "Open model…" goes through it), load Cancel and Eject, the Server and
+Settings pages (Ctrl+, shows Settings), Help > Welcome (the first-run window, shown
+once on first start), and the window's geometry and splitter sizes saved in Settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QPushButton, QToolBar
+
+from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
+from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.load_dialog import LoadDialog, plain_load_error, saved_load_options
+from hearth.ui.first_run import FirstRunDialog
+from hearth.ui.pages.server_panel import ServerPanel
+from hearth.ui.pages.settings_page import SettingsPage
+
+if TYPE_CHECKING:
+    from hearth.ui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class WindowExtras(QObject):
+    def __init__(self, window: MainWindow, store: SettingsStore | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.store = store or SettingsStore()
+        self.load_dialog: LoadDialog | None = None
+        self.first_run: FirstRunDialog | None = None
+        self._eject_task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ build
+    def install(self) -> None:
+        """Add the pages, actions and status-bar controls (after the window's own)."""
+        w = self.window
+        self.server_panel = ServerPanel(w.supervisor, self.store, w)
+        self.settings_page = SettingsPage(self.store, parent=w)
+        w.add_page("Server", self.server_panel)
+        w.add_page("Settings", self.settings_page)
+
+        self.load_action = QAction("&Load model…", w)
+        self.load_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.load_action.setToolTip("Choose how to load a model (GPU layers, context…)")
+        self.load_action.triggered.connect(self.load_current)
+        self.eject_action = QAction("&Eject model", w)
+        self.eject_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.eject_action.setToolTip("Unload the model and stop its worker")
+        self.eject_action.triggered.connect(self.eject)
+        self.preferences_action = QAction("Se&ttings", w)
+        self.preferences_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.preferences_action.triggered.connect(lambda: w.show_page("Settings"))
+        self.welcome_action = QAction("&Welcome and recommended models", w)
+        self.welcome_action.triggered.connect(self.show_first_run)
+
+        model_menu = w.menuBar().addMenu("&Model")
+        model_menu.addAction(w.open_action)
+        model_menu.addAction(self.load_action)
+        model_menu.addAction(self.eject_action)
+        w.menuBar().addMenu("&Edit").addAction(self.preferences_action)
+        w.menuBar().addMenu("&Help").addAction(self.welcome_action)
+        for action in (self.load_action, self.eject_action, self.preferences_action):
+            w.addAction(action)  # shortcuts work wherever the focus is
+        toolbar = w.findChild(QToolBar, "mainToolbar")
+        if toolbar is not None:
+            toolbar.addAction(self.load_action)
+            toolbar.addAction(self.eject_action)
+
+        self.cancel_load_button = QPushButton("Cancel", w)
+        self.cancel_load_button.setObjectName("cancelLoadButton")
+        self.cancel_load_button.setAccessibleName("Cancel loading the model")
+        self.cancel_load_button.clicked.connect(self.cancel_load)
+        self.cancel_load_button.hide()
+        w.statusBar().addPermanentWidget(self.cancel_load_button)
+        self.restore_window_state()
+
+    # ------------------------------------------------------------------ status
+    def status_changed(self, status: WorkerStatus) -> None:
+        loading = status.state in (WorkerState.STARTING, WorkerState.LOADING)
+        self.cancel_load_button.setVisible(loading)
+        self.eject_action.setEnabled(self.window.supervisor.process is not None or loading)
+        self.server_panel.supervisor_changed()
+
+    @staticmethod
+    def plain_error(status: WorkerStatus) -> str | None:
+        if status.state is WorkerState.ERROR:
+            return plain_load_error(status.message)
+        return status.message
+
+    # ------------------------------------------------------------------ load
+    def saved_options(self, path: str | Path) -> LoadOptions | None:
+        return saved_load_options(self.store, path)
+
+    def load_current(self) -> None:
+        """Ctrl+L: the Load dialog for the current (or last) model, else pick a file."""
+        current = self.window.supervisor.model_path
+        last = self.store.settings.last_model_path
+        path = current or (Path(last) if last else None)
+        if path is not None and path.is_file():
+            self.show_load_dialog(path)
+        else:
+            self.window._choose_model()
+
+    def show_load_dialog(self, path: str | Path) -> LoadDialog:
+        """Open the Load dialog for ``path``; confirming it loads the model."""
+        if self.load_dialog is not None:
+            self.load_dialog.close()
+        dialog = LoadDialog(path, self.store, parent=self.window)
+        dialog.accepted.connect(self._load_accepted)
+        dialog.finished.connect(self._load_finished)
+        self.load_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _load_accepted(self) -> None:
+        dialog = self.load_dialog
+        if dialog is not None:
+            self.window.open_model(dialog.model_path, dialog.load_options())
+
+    def _load_finished(self, _result: int) -> None:
+        dialog, self.load_dialog = self.load_dialog, None
+        if dialog is not None:
+            dialog.deleteLater()
+
+    def cancel_load(self) -> None:
+        """Stop a load in progress: the worker being started is stopped."""
+        task = self.window._load_task
+        if task is not None and not task.done():
+            task.cancel()
+
+    def eject(self) -> asyncio.Task[None]:
+        """Unload the model: stop the worker (a load in progress is cancelled)."""
+        self.cancel_load()
+        self.window.chat.stop()
+        self._eject_task = self.window._tasks.spawn(
+            self.window.supervisor.stop(), name="eject-model"
+        )
+        return self._eject_task
+
+    # ------------------------------------------------------------------ first run
+    def maybe_show_first_run(self) -> FirstRunDialog | None:
+        """Show the welcome window if it has never been shown."""
+        if self.store.settings.first_run_done:
+            return None
+        self.store.settings.first_run_done = True
+        self.store.save()
+        return self.show_first_run()
+
+    def show_first_run(self) -> FirstRunDialog:
+        if self.first_run is not None:
+            self.first_run.raise_()
+            return self.first_run
+        dialog = FirstRunDialog(parent=self.window)
+        dialog.finished.connect(self._first_run_closed)
+        self.first_run = dialog
+        dialog.show()
+        return dialog
+
+    def _first_run_closed(self, _result: int) -> None:
+        dialog, self.first_run = self.first_run, None
+        if dialog is not None:
+            dialog.deleteLater()
+
+    # ------------------------------------------------------------------ window state
+    def restore_window_state(self) -> None:
+        s = self.store.settings
+        if s.window_geometry:
+            try:
+                raw = base64.b64decode(s.window_geometry.encode())
+                self.window.restoreGeometry(QByteArray(raw))
+            except ValueError:
+                log.info("ignoring an unreadable saved window geometry")
+        sizes = s.splitter_sizes.get("chat")
+        if sizes and len(sizes) == self.window.splitter.count():
+            self.window.splitter.setSizes([int(x) for x in sizes])
+
+    def save_window_state(self) -> None:
+        s = self.store.settings
+        s.window_geometry = base64.b64encode(bytes(self.window.saveGeometry().data())).decode()
+        s.splitter_sizes["chat"] = list(self.window.splitter.sizes())
+        self.server_panel.shutdown()
+        self.store.save_now()
