@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -37,6 +38,17 @@ class AsyncRunner:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
             await asyncio.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def gc_on_gui_thread() -> Iterator[None]:
+    """As in the app (ui/gc_guard.py): no collection of Qt objects on other threads."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import create_event_loop
+from hearth.ui.gc_guard import GcOnGuiThread
 from hearth.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def run_gui(argv: Sequence[str]) -> int:
     app.setDesktopFileName("org.hearth.Hearth")
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     app.setQuitOnLastWindowClosed(False)  # the loop ends when the window says it closed
+    gc_guard = GcOnGuiThread(app)
     loop = create_event_loop(app)
     asyncio.set_event_loop(loop)
 
@@ -74,4 +76,5 @@ def run_gui(argv: Sequence[str]) -> int:
     finally:
         wake.stop()
         window.supervisor.stop_sync()
+        gc_guard.stop()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
