@@ -72,3 +72,31 @@ def test_idle_model_unloads_and_comes_back(tiny_model_q8, tmp_path):
         assert httpx.get(f"{url}/health").json()["status"] == "ok"
     finally:
         server.stop()
+
+
+def test_ollama_keep_alive(tiny_model_q8, tmp_path):
+    from hearth.server.ollama_schemas import keep_alive_seconds
+
+    assert keep_alive_seconds("5m") == 300 and keep_alive_seconds("30s") == 30
+    assert keep_alive_seconds(0) == 0 and keep_alive_seconds(None) is None
+    server = start_serve(tiny_model_q8, tmp_path, "--no-jit")
+    url = server.base_url
+    body = {"model": "hearth-tiny-Q8_0", "prompt": "x", "stream": False,
+            "options": {"num_predict": 2}}  # fmt: skip
+    try:
+        assert (
+            httpx.post(f"{url}/api/generate", json={**body, "keep_alive": "1h"}).status_code == 200
+        )
+        time.sleep(1.0)
+        assert httpx.get(f"{url}/hearth/v1/status").json()["state"] == "ready"
+        assert httpx.post(f"{url}/api/generate", json={**body, "keep_alive": 0}).status_code == 200
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{url}/hearth/v1/status").json()["state"] != "idle":
+            assert time.monotonic() < deadline, "keep_alive 0 did not unload the model"
+            time.sleep(0.1)
+        bad = httpx.post(f"{url}/api/generate", json={**body, "keep_alive": "soon"})
+        assert bad.status_code == 400
+        again = httpx.post(f"{url}/api/generate", json={**body, "keep_alive": -1}, timeout=60)
+        assert again.status_code == 200  # loaded again on demand, and now kept
+    finally:
+        server.stop()

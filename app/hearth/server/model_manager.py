@@ -165,21 +165,29 @@ class ModelManager:
             f"Available: {names}. See GET /v1/models."
         )
 
+    def keep_alive(self, seconds: float | None) -> None:
+        """Ollama's ``keep_alive`` from the last request: 0 unloads as soon as the model
+        is idle, a negative value keeps it loaded, None leaves the setting as it is."""
+        if seconds is None:
+            return
+        self.ttl_s = None if seconds < 0 else seconds
+        self.touch()
+
     async def expire_idle(self) -> None:
         """Run forever: unload the model once it has been idle for ``ttl_s``."""
-        if not self.ttl_s:
-            return
         while True:
-            await asyncio.sleep(max(0.05, min(self.ttl_s / 4, 5.0)))
+            ttl = self.ttl_s
+            await asyncio.sleep(0.5 if ttl is None else max(0.05, min(ttl / 4, 5.0)))
+            ttl = self.ttl_s
             status = self.engine.status()
-            if status is None:
+            if ttl is None or status is None:
                 continue
             if any(s.busy for s in status.slots) or status.queue_depth:
                 self.touch()
                 continue
-            if time.monotonic() - self._last_used >= self.ttl_s:
+            if time.monotonic() - self._last_used >= ttl:
                 async with self._lock:
-                    log.info("unloading the model after %.0f s idle", self.ttl_s)
+                    log.info("unloading the model after %.0f s idle", ttl)
                     await asyncio.to_thread(self.engine.unload)
 
 

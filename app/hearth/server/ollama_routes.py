@@ -49,6 +49,7 @@ from hearth.server.ollama_schemas import (
     OllamaEmbedRequest,
     OllamaGenerateRequest,
     OllamaShowRequest,
+    keep_alive_seconds,
 )
 from hearth.server.openapi import json_body
 from hearth.server.request_body import parse_body
@@ -89,6 +90,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
         info = await models.resolve(body.model or None)
+        models.keep_alive(keep_alive_seconds(body.keep_alive))
         name = ollama_name(info)
         if not body.messages:
             return JSONResponse(_loaded(name, {"message": {"role": "assistant", "content": ""}}))
@@ -116,6 +118,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
         info = await models.resolve(body.model or None)
+        models.keep_alive(keep_alive_seconds(body.keep_alive))
         name = ollama_name(info)
         params = _sampling(body)
         if body.suffix:

@@ -56,6 +56,20 @@ class OllamaOptions(_Lenient):
         )
 
 
+def keep_alive_seconds(value: str | int | float | None) -> float | None:
+    """Ollama durations: 300, "5m", "30s", "1h", "0"; negative means "forever"."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip().lower()
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for suffix in ("ms", "s", "m", "h"):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * units[suffix]
+    return float(text)
+
+
 class _OllamaRequest(_Lenient):
     model: str = ""
     stream: bool = True
@@ -63,6 +77,15 @@ class _OllamaRequest(_Lenient):
     format: str | dict[str, Any] | None = None
     keep_alive: str | int | float | None = None
     images: list[str] | None = None
+
+    @field_validator("keep_alive")
+    @classmethod
+    def _keep_alive(cls, value: str | int | float | None) -> str | int | float | None:
+        try:
+            keep_alive_seconds(value)
+        except ValueError:
+            raise ValueError("keep_alive must be a number of seconds or like '5m'") from None
+        return value
 
     @field_validator("images")
     @classmethod
