@@ -304,6 +304,10 @@ def test_settings_persist_and_first_run_once(
         assert "RAM:" in dialog.hardware_label.text()
         assert dialog.table.rowCount() >= 6
         _shot(dialog, tmp_path, "first_run")
+        # Double-clicking a recommendation opens it in Discover (Hub unreachable here).
+        monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+        dialog.model_chosen.emit("Qwen/Qwen2.5-7B-Instruct-GGUF", "model-Q4_K_M.gguf")
+        assert win.pages.currentWidget() is win.discover_page
         dialog.close()
 
         page = win.show_page("Settings")

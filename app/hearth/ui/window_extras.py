@@ -149,6 +149,13 @@ class WindowExtras(QObject):
         return self._eject_task
 
     # ------------------------------------------------------------------ first run
+    def _open_recommended(self, repo: str, _file: str) -> None:
+        """A recommended model was double-clicked: show its quantizations in Discover."""
+        self.window.show_page("Discover")
+        self.window.discover_page.open_model(repo)
+        if self.first_run is not None:
+            self.first_run.close()
+
     def maybe_show_first_run(self) -> FirstRunDialog | None:
         """Show the welcome window if it has never been shown."""
         if self.store.settings.first_run_done:
@@ -163,6 +170,7 @@ class WindowExtras(QObject):
             return self.first_run
         dialog = FirstRunDialog(parent=self.window)
         dialog.finished.connect(self._first_run_closed)
+        dialog.model_chosen.connect(self._open_recommended)
         self.first_run = dialog
         dialog.show()
         return dialog
