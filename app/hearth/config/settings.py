@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from hearth.config.atomic import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +76,4 @@ def save_settings(settings: Settings, path: Path) -> None:
     data = asdict(settings)
     extra = data.pop("extra", {})
     payload = {**extra, **data}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True))

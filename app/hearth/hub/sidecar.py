@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from hearth.config.atomic import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -94,18 +94,7 @@ class Sidecar:
 
 def write_sidecar(dest: Path, sidecar: Sidecar) -> None:
     """Write ``<dest>.part.json`` atomically (temp file, fsync, rename)."""
-    path = sidecar_path(dest)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".hearth-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(sidecar.to_json(), handle, indent=2, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(sidecar_path(dest), json.dumps(sidecar.to_json(), indent=2, sort_keys=True))
 
 
 def read_sidecar(dest: Path) -> Sidecar | None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hearth.config.atomic import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -110,16 +111,4 @@ def load_index(path: Path) -> LibraryIndex:
 
 def save_index(path: Path, index: LibraryIndex) -> None:
     """Atomically replace ``path`` with ``index``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = json.dumps(index.to_json(), indent=2, ensure_ascii=False) + "\n"
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(index.to_json(), indent=2, ensure_ascii=False) + "\n")
