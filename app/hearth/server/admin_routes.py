@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, LoadState
+from hearth.server.request_log import RequestLog, RequestLogEntry, RequestLogResponse
 
 
 def backend_json(info: ModelInfo) -> dict[str, Any]:
@@ -24,7 +25,7 @@ def backend_json(info: ModelInfo) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def admin_router(engine: Engine) -> APIRouter:
+def admin_router(engine: Engine, request_log: RequestLog | None = None) -> APIRouter:
     router = APIRouter()
 
     @router.get("/health")
@@ -65,26 +66,12 @@ def admin_router(engine: Engine) -> APIRouter:
             "backend": backend_json(info) if info else None,
         }
 
-    @router.get("/hearth/v1/requests")
-    async def requests(limit: int = 50) -> dict[str, Any]:
-        """The live request log: recent generations, newest first."""
+    @router.get("/hearth/v1/requests", response_model=RequestLogResponse)
+    async def requests(limit: int = 50) -> RequestLogResponse:
+        """The live request log: recent HTTP requests with their status, newest first;
+        generations carry their tokens, TTFT and tok/s."""
         model = engine.info.id if engine.info else None
-        return {
-            "model": model,
-            "requests": [
-                {
-                    "finished_at": r.finished_at,
-                    "finish_reason": r.reason.value,
-                    "prompt_tokens": r.usage.prompt_tokens,
-                    "cached_tokens": r.usage.cached_tokens,
-                    "completion_tokens": r.usage.completion_tokens,
-                    "ttft_ms": round(r.timings.ttft_ms, 2) if r.timings else None,
-                    "decode_tokens_per_s": round(r.timings.decode_tokens_per_s, 2)
-                    if r.timings
-                    else None,
-                }
-                for r in engine.completed_requests(max(1, min(limit, 200)))
-            ],
-        }
+        entries = request_log.recent(max(1, min(limit, 200))) if request_log else []
+        return RequestLogResponse(model=model, requests=[RequestLogEntry.of(e) for e in entries])
 
     return router

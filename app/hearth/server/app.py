@@ -21,6 +21,7 @@ from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
+from hearth.server.request_log import RequestLog, RequestLogMiddleware
 from hearth.server.security import AccessMiddleware, AccessPolicy
 
 
@@ -55,7 +56,8 @@ def create_app(
     )
     install_error_handlers(app)
     install_openapi(app)
-    app.include_router(admin_router(engine))
+    request_log = RequestLog(engine)
+    app.include_router(admin_router(engine, request_log))
     app.include_router(openai_router(engine, manager))
     app.include_router(ollama_router(engine, manager))
     app.include_router(load_router(engine))
@@ -69,4 +71,5 @@ def create_app(
     app.add_middleware(
         AccessMiddleware, policy=replace(policy, allowed_origins=tuple(cors_origins))
     )
+    app.add_middleware(RequestLogMiddleware, request_log=request_log)  # outermost: sees 401s
     return app
