@@ -174,3 +174,43 @@ def test_unknown_cache_type_is_a_clear_error(tiny_model_q8):
 
     with pytest.raises(HearthError, match="Unknown KV-cache type"):
         Engine().load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, cache_type_k="q3"))
+
+
+def test_cached_prefix_is_copied_next_to_busy_slots_and_matches_cold_run(tiny_model_q8):
+    """Three conversations fill slots 0-2, a long stream holds slot 3; the first
+    conversation's follow-up lands in slot 2 (adjacent) by copying slot 0's KV there,
+    after slot 2's own conversation moved to slot 1 (least recently used)."""
+    turns = [
+        f"<|im_start|>user\nConversation {name}: {'tell me a long story please ' * 4}"
+        "<|im_end|>\n<|im_start|>assistant\n"
+        for name in ("alpha", "beta", "gamma")
+    ]
+    follow_up = turns[0] + "Once upon a time.<|im_end|>\n<|im_start|>user\nGo on.<|im_end|>\n"
+    engine = load(tiny_model_q8, n_ctx=1024)
+
+    async def scenario():
+        for turn in turns:
+            await run(engine, greedy(turn, max_tokens=4))
+        assert [s.cached_tokens > 64 for s in engine.status().slots] == [True] * 3 + [False]
+        holder = await engine.start(greedy("hold slot three", max_tokens=900))
+        await anext(aiter(holder))
+        busy = [s.seq_id for s in engine.status().slots if s.busy]
+        warm = await run(engine, greedy(follow_up))
+        gamma_again = await run(engine, greedy(turns[2] + "More", max_tokens=4))
+        holder.cancel()
+        return busy, warm, gamma_again
+
+    try:
+        busy, (warm_text, warm), (_, gamma_again) = asyncio.run(scenario())
+    finally:
+        engine.unload()
+    cold_engine = load(tiny_model_q8, n_ctx=1024)
+    try:
+        cold_text, cold = asyncio.run(run(cold_engine, greedy(follow_up)))
+    finally:
+        cold_engine.unload()
+    assert busy == [3]
+    assert warm.usage.cached_tokens > 64  # alpha's prompt, copied from slot 0
+    assert cold.usage.cached_tokens == 0
+    assert warm_text == cold_text
+    assert gamma_again.usage.cached_tokens > 64  # gamma's cache survived in slot 1

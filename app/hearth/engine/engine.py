@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -25,6 +27,7 @@ from hearth.core.generation import (
     ToolSpec,
 )
 from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
 from hearth.engine.grammar import check_grammar
@@ -71,6 +74,8 @@ class Engine:
         self.config: LoadConfig | None = None  # the last load asked for
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
+        self._arrivals = Arrivals()
+        self._arrival: ContextVar[Arrival | None] = ContextVar("hearth_arrival", default=None)
 
     # ------------------------------------------------------------------ loading
     @property
@@ -106,7 +111,7 @@ class Engine:
             self._model = model
             self._template = template
             self._info = model.info(model_id)
-            self._scheduler = Scheduler(model, max_queue=config.max_queue)
+            self._scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals)
         self._state = EngineState(LoadState.READY, 1.0, model_id=model_id)
         return self._info
 
@@ -217,6 +222,18 @@ class Engine:
         return await asyncio.to_thread(run)
 
     # ------------------------------------------------------------------ generation
+    @contextmanager
+    def incoming(self) -> Iterator[None]:
+        """Wrap a request handler that may generate: from its arrival until ``start``
+        queues it, the scheduler knows it is coming and lets simultaneous requests begin
+        in the same decode step (see ``Scheduler._gather_arrivals``)."""
+        with self._arrivals.expect() as arrival:
+            token = self._arrival.set(arrival)
+            try:
+                yield
+            finally:
+                self._arrival.reset(token)
+
     async def start(self, request: GenerationRequest) -> GenerationStream:
         """Validate and queue a request; errors surface here, before any streaming."""
         model, scheduler, _, info = self._ready()
@@ -247,6 +264,9 @@ class Engine:
         queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
         job = Job(tokens=tokens, params=request.params, sink=make_async_sink(loop, queue))
         scheduler.submit(job)
+        arrival = self._arrival.get()
+        if arrival is not None:
+            self._arrivals.settle(arrival)
         return GenerationStream(scheduler, job, queue)
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:

@@ -18,15 +18,19 @@ import llama_cpp
 
 from hearth.core.errors import QueueFullError
 from hearth.core.generation import Finished, FinishReason, TextDelta, Timings, Usage
+from hearth.engine.arrivals import Arrivals
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
+from hearth.engine.placement import Placement, place
 from hearth.engine.sampler import SamplerChain
-from hearth.engine.slots import Job, Slot, pick_slot
+from hearth.engine.slots import Job, Slot
 from hearth.engine.text_stream import TextStream
 
 log = logging.getLogger(__name__)
 
 _RATE_WINDOW_S = 10.0
+# How long a newly started request waits for others the server is still parsing.
+_GATHER_S = 0.025
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,12 @@ class CompletedRequest:
 class Scheduler:
     """Owns the decode loop thread; ``submit`` and ``cancel`` are safe from any thread."""
 
-    def __init__(self, model: LlamaModel, *, max_queue: int = 64) -> None:
+    def __init__(
+        self, model: LlamaModel, *, max_queue: int = 64, arrivals: Arrivals | None = None
+    ) -> None:
         self._model = model
+        self._arrivals = arrivals or Arrivals()
+        self._keep_adjacent = not model.config.kv_unified
         self._max_queue = max_queue
         self._n_batch = model.config.n_batch
         self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]
@@ -115,9 +123,8 @@ class Scheduler:
                     self._cond.wait()
                 if self._stopping:
                     break
-                admitted = self._take_admissible()
-            for slot, job in admitted:
-                self._start(slot, job)
+            if self._admit():
+                self._gather_arrivals()
             self._drop_cancelled()
             if not self._any_busy():
                 continue
@@ -131,25 +138,48 @@ class Scheduler:
     def _any_busy(self) -> bool:
         return any(s.busy for s in self._slots)
 
-    def _take_admissible(self) -> list[tuple[Slot, Job]]:
-        admitted: list[tuple[Slot, Job]] = []
-        idle = [s for s in self._slots if not s.busy]
-        while self._queue and idle:
-            job = self._queue.popleft()
-            if job.cancelled.is_set():
-                job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
-                continue
-            slot, _ = pick_slot(idle, job.tokens)
-            idle.remove(slot)
-            slot.job = job  # reserve it before the lock is released
-            admitted.append((slot, job))
-        return admitted
+    def _gather_arrivals(self) -> None:
+        """Let requests the server is still parsing join the step that prefills this one.
 
-    def _start(self, slot: Slot, job: Job) -> None:
-        _, n_common = pick_slot([slot], job.tokens)
-        n_common = min(n_common, len(job.tokens) - 1)  # the last token must produce logits
-        if not llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, n_common, -1):
-            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
+        Clients often send several requests at once; starting the first alone and the
+        rest one step later stalls the early streams behind the late prefills.
+        """
+        deadline = time.perf_counter() + _GATHER_S
+        while not all(s.busy for s in self._slots):
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0 or not self._arrivals.wait_for_change(remaining):
+                return
+            self._admit()
+
+    def _admit(self) -> int:
+        """Start queued jobs in idle slots, one at a time so each placement sees the last."""
+        started = 0
+        while True:
+            with self._cond:
+                if not self._queue or all(s.busy for s in self._slots):
+                    return started
+                job = self._queue.popleft()
+                if job.cancelled.is_set():
+                    job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                    continue
+                placement = place(self._slots, job.tokens, keep_adjacent=self._keep_adjacent)
+                placement.slot.job = job  # reserve it before the lock is released
+            self._start(placement, job)
+            started += 1
+
+    def _start(self, placement: Placement, job: Job) -> None:
+        slot = placement.slot
+        memory = self._model.memory
+        by_id = {s.seq_id: s for s in self._slots}
+        for copy in placement.copies:
+            llama_cpp.llama_memory_seq_cp(memory, copy.source, copy.target, -1, -1)
+            source, target = by_id[copy.source], by_id[copy.target]
+            target.cached = list(source.cached)
+            target.last_used = source.last_used
+            log.debug("slot %d: KV copied from slot %d", copy.target, copy.source)
+        n_common = min(placement.n_common, len(job.tokens) - 1)  # last token needs logits
+        if not llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, n_common, -1):
+            llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
             n_common = 0
         slot.cached = job.tokens[:n_common]
         slot.n_prompt = len(job.tokens)
@@ -182,22 +212,30 @@ class Scheduler:
                 self._finish(slot, FinishReason.CANCELLED)
 
     def _step(self) -> None:
+        """One decode over every busy slot, tokens in sequence-id order.
+
+        Ascending ids matter: llama.cpp groups only consecutive sequence ids into one
+        forward pass, so any other order splits the step.
+        """
         batch = self._batch
+        budget = self._n_batch - sum(1 for s in self._slots if s.pending_token is not None)
         n = 0
         outputs: list[tuple[Slot, int]] = []
         chunks: list[tuple[Slot, list[int]]] = []
         for slot in self._slots:
-            if slot.job is not None and slot.pending_token is not None:
+            if slot.job is None:
+                continue
+            if slot.pending_token is not None:
                 self._put(n, slot.pending_token, len(slot.cached), slot.seq_id, True)
                 outputs.append((slot, n))
                 chunks.append((slot, [slot.pending_token]))
                 n += 1
-        for slot in self._slots:
-            if slot.job is None or not slot.prefilling or n >= self._n_batch:
                 continue
-            assert slot.job is not None
+            if not slot.prefilling or budget <= 0:
+                continue
             start = len(slot.cached)
-            take = min(slot.n_prompt - start, self._n_batch - n)
+            take = min(slot.n_prompt - start, budget)
+            budget -= take
             piece = slot.job.tokens[start : start + take]
             for offset, token in enumerate(piece):
                 is_last = start + offset == slot.n_prompt - 1

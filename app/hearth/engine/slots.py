@@ -92,9 +92,3 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     while i < n and a[i] == b[i]:
         i += 1
     return i
-
-
-def pick_slot(idle: Sequence[Slot], tokens: Sequence[int]) -> tuple[Slot, int]:
-    """The idle slot sharing the longest prefix with ``tokens``; ties go to the LRU one."""
-    best = min(idle, key=lambda s: (-common_prefix(s.cached, tokens), s.last_used))
-    return best, common_prefix(best.cached, tokens)

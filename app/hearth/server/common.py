@@ -4,17 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fastapi import Request
 
 from hearth.core.generation import Finished, TextDelta, TokenLogprob
-from hearth.engine.engine import GenerationStream
+from hearth.engine.engine import Engine, GenerationStream
 
 log = logging.getLogger(__name__)
 
 _DISCONNECT_POLL_S = 0.25
+
+R = TypeVar("R")
+
+
+def counts_arrival(
+    engine: Engine,
+) -> Callable[[Callable[[Request], Awaitable[R]]], Callable[[Request], Awaitable[R]]]:
+    """Decorate a generation route so the engine knows of the request from its arrival."""
+
+    def decorate(handler: Callable[[Request], Awaitable[R]]) -> Callable[[Request], Awaitable[R]]:
+        @functools.wraps(handler)
+        async def counted(request: Request) -> R:
+            with engine.incoming():
+                return await handler(request)
+
+        return counted
+
+    return decorate
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
-from hearth.server.common import collect
+from hearth.server.common import collect, counts_arrival
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.model_manager import ModelManager
 from hearth.server.openai_format import (
@@ -71,6 +71,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
     @router.post(
         "/v1/chat/completions", response_model=None, openapi_extra=json_body(ChatCompletionRequest)
     )
+    @counts_arrival(engine)
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
         info = await models.resolve(body.model)
@@ -85,6 +86,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         return await _respond(request, stream, body, info, chat=True, tool_format=tool_format)
 
     @router.post("/v1/completions", response_model=None, openapi_extra=json_body(CompletionRequest))
+    @counts_arrival(engine)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
         info = await models.resolve(body.model)
