@@ -105,13 +105,13 @@ def test_arrivals_count_until_settled():
 def test_shared_system_prompt_is_copied_not_evicting_the_other_conversation():
     system = list(range(5000, 5100))
     layout = slots(4, cached={0: system + list(range(1, 60))}, last_used={0: 4.0})
-    placement = place(layout, system + [9, 9, 9], keep_adjacent=True)
+    placement = place(layout, [*system, 9, 9, 9], keep_adjacent=True)
     assert placement.slot.seq_id == 1
     assert placement.copies == (KvCopy(0, 1),) and placement.n_common == 100
 
 
 def test_follow_up_turn_returns_to_its_own_slot():
     conversation = PROMPT[:150]
-    layout = slots(4, cached={2: conversation, 0: PROMPT[:100] + [1]})
+    layout = slots(4, cached={2: conversation, 0: [*PROMPT[:100], 1]})
     placement = place(layout, PROMPT, keep_adjacent=True)
     assert placement.slot.seq_id == 2 and placement.n_common == 150 and not placement.copies
