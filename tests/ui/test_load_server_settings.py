@@ -22,6 +22,7 @@ from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, place_layers, plain_load_error
 from hearth.ui.main_window import MainWindow
+from hearth.ui.pages.request_log_table import COL_STATUS, FAILED_COLOR
 from hearth.ui.pages.server_panel import LAN_NEEDS_KEY
 
 pytestmark = pytest.mark.ui
@@ -250,10 +251,32 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
             ok = await http.get(url, headers={"Authorization": f"Bearer {key}"})
             assert ok.status_code == 200
 
-        # The request log shows the snippet's request.
-        await arun.wait_until(lambda: panel.log_table.rowCount() >= 1, 15, "the request log")
-        item = panel.log_table.item(0, 1)
-        assert item is not None and item.text()
+        # The request log shows each request with its HTTP status: the snippet's chat
+        # (with its tokens) and the refused ones, in red; never the key.
+        table = panel.log_table
+
+        def logged() -> list[tuple[str, str]]:
+            requests, statuses = table.column_texts("Request"), table.column_texts("Status")
+            return list(zip(requests, statuses, strict=True))
+
+        await arun.wait_until(
+            lambda: ("GET /v1/models", "200 OK") in logged(), 15, "the request log"
+        )
+        rows = logged()
+        assert (
+            rows[:3]
+            == [("GET /v1/models", "200 OK")] + [("GET /v1/models", "401 Unauthorized")] * 2
+        )
+        chat_row = next(
+            i for i, (req, status) in enumerate(rows)
+            if req == "POST /v1/chat/completions" and status.startswith("200 OK · ")
+        )  # fmt: skip
+        assert 0 <= int(table.column_texts("Completion")[chat_row]) <= 8
+        assert int(table.column_texts("Prompt")[chat_row]) > 0
+        assert table.column_texts("Model")[chat_row] == "hearth-tiny-Q8_0"
+        assert table.item(1, COL_STATUS).foreground().color().name() == FAILED_COLOR
+        assert table.item(chat_row, COL_STATUS).foreground().color().name() != FAILED_COLOR
+        assert all(key not in str(r) for r in panel.requests)
         _shot(panel, tmp_path, "server")
 
         # Revoke: the worker relaunches and the key no longer opens it.

@@ -5,7 +5,8 @@ arguments (``EndpointOptions``): "on" binds the chosen port (every interface wit
 and accepts the keys stored in the keyring; "off" is the GUI's private random port.
 LAN needs at least one API key. Snippets for Continue, the OpenAI SDK and curl are
 shown with a placeholder; their Copy buttons put the selected (or newest) key in.
-While the panel is visible it polls the worker's request log about once a second.
+While the panel is visible it polls the worker's request log about once a second
+(every HTTP request with its status; see ``request_log_table``).
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ from hearth.config.api_keys import ApiKey, create_key, load_keys, revoke_key
 from hearth.config.secrets import SecretStoreError
 from hearth.supervisor import EndpointOptions, Supervisor, SupervisorError, WorkerError
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.pages.request_log_table import RequestLogTable
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
 POLL_MS = 1000
-LOG_COLUMNS = ("Finished", "Model", "Prompt", "Cached", "Completion", "tok/s", "TTFT", "Status")
 SNIPPET_TITLES = {"continue": "Continue", "openai": "OpenAI SDK (Python)", "curl": "curl"}
 LAN_NEEDS_KEY = (
     "Create an API key first: on the LAN, anyone who can reach this machine could "
@@ -197,12 +198,7 @@ class ServerPanel(QWidget):
             self.snippet_views[kind] = view
             self.copy_buttons[kind] = copy
 
-        self.log_table = QTableWidget(0, len(LOG_COLUMNS), self)
-        self.log_table.setAccessibleName("Request log")
-        self.log_table.setHorizontalHeaderLabels(list(LOG_COLUMNS))
-        self.log_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.log_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.log_table.verticalHeader().setVisible(False)
+        self.log_table = RequestLogTable(self)
 
         top = QHBoxLayout()
         top.addWidget(endpoint_box, 1)
@@ -445,38 +441,8 @@ class ServerPanel(QWidget):
         self.log_updated.emit()
 
     def _show_requests(self) -> None:
-        table = self.log_table
-        table.setRowCount(len(self.requests))
-        for row, r in enumerate(self.requests):
-            finished = r.get("finished_at")
-            when = (
-                dt.datetime.fromtimestamp(float(finished)).strftime("%H:%M:%S")
-                if isinstance(finished, int | float)
-                else ""
-            )
-            tps = r.get("decode_tokens_per_s")
-            ttft = r.get("ttft_ms")
-            cells = (
-                when,
-                str(r.get("model") or ""),
-                _num(r.get("prompt_tokens")),
-                _num(r.get("cached_tokens")),
-                _num(r.get("completion_tokens")),
-                f"{tps:.1f}" if isinstance(tps, int | float) else "",
-                f"{ttft:.0f} ms" if isinstance(ttft, int | float) else "",
-                str(r.get("finish_reason") or ""),
-            )
-            for col, text in enumerate(cells):
-                item = table.item(row, col)
-                if item is None:
-                    table.setItem(row, col, QTableWidgetItem(text))
-                elif item.text() != text:
-                    item.setText(text)
+        self.log_table.show_rows(self.requests)
 
     def shutdown(self) -> None:
         self.timer.stop()
         self._tasks.cancel_all()
-
-
-def _num(value: object) -> str:
-    return str(value) if isinstance(value, int) else ""
