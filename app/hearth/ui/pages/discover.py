@@ -1,9 +1,10 @@
 """The Discover page: search GGUF models on the Hub, then a model page per repo.
 
 The model page lists every quantization (file, quant, size), a fit badge per row and a
-Download button. The fit check reads one file's header with a ranged GET
-(``remote_metadata``) and scales it to every row (``rank_quantizations``). All Hub calls
-run in threads (``asyncio.to_thread``) from tasks on the qasync loop.
+Download button; one that won't fit here asks first. The fit check reads one file's
+header with a ranged GET (``remote_metadata``) and scales it to every row
+(``rank_quantizations``). All Hub calls run in threads (``asyncio.to_thread``) from
+tasks on the qasync loop.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from hearth.hub import GgufModel, ModelSearch, ModelSummary, RepoListing, list_r
 from hearth.hub.client import hub_endpoint
 from hearth.hub.header import remote_metadata
 from hearth.ui.pages.common import button, button_cell, human_bytes
+from hearth.ui.pages.fit_confirm import ask_wont_fit
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 
@@ -77,6 +79,7 @@ class ModelPage(QWidget):
         self.listing: RepoListing | None = None
         self.estimates: dict[str, FitEstimate] = {}
         self._task: asyncio.Task[None] | None = None
+        self.confirm_box: QWidget | None = None  # the open "won't fit" question
         self.back_button = button(
             "← Results", "Back to the search results", self.back_requested.emit
         )
@@ -210,6 +213,28 @@ class ModelPage(QWidget):
 
     # ------------------------------------------------------------------ download
     def download(self, model: GgufModel) -> None:
+        """Download ``model``; one that won't fit here is only fetched once confirmed."""
+        est = self.estimates.get(model.name)
+        if est is not None and est.verdict is FitVerdict.WONT_FIT:
+            self._confirm_wont_fit(model, est)
+            return
+        self._start_download(model)
+
+    def _confirm_wont_fit(self, model: GgufModel, est: FitEstimate) -> None:
+        if self.confirm_box is not None:
+            self.confirm_box.close()
+        label = model.quant or model.name
+
+        def answered(yes: bool) -> None:
+            self.confirm_box = None
+            if yes:
+                self._start_download(model)
+            else:
+                self.status.setText(f"Not downloading {label}.")
+
+        self.confirm_box = ask_wont_fit(self, label, est, self.ctx_spin.value(), answered)
+
+    def _start_download(self, model: GgufModel) -> None:
         listing = self.listing
         if listing is None:
             return

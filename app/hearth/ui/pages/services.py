@@ -41,15 +41,18 @@ class AppServices(QObject):
         paths: AppPaths | None = None,
         *,
         download_options: dict[str, Any] | None = None,
+        system: SystemMemory | None = None,
         parent: QObject | None = None,
     ) -> None:
+        """``system`` fixes the machine the fit checks judge against instead of probing
+        it (tests describe a small machine so that "won't fit" is certain)."""
         super().__init__(parent)
         self.paths = paths or default_paths()
         self.library = Library(self.paths)
         self.download_options: dict[str, Any] = dict(download_options or {})
         self._manager: DownloadManager | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._system: SystemMemory | None = None
+        self._system: SystemMemory | None = system
         self._system_lock = asyncio.Lock()
         self.closed = False
 
