@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
 
 T = TypeVar("T")
@@ -49,6 +50,27 @@ def gc_on_gui_thread() -> Iterator[None]:
     finally:
         gc.collect()
         gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def default_theme(qapp: QApplication) -> Iterator[None]:
+    """Every UI test starts and ends on the default look.
+
+    The app's theme is app-wide on purpose (dialogs, menus and tooltips must follow
+    it), so a test that picks dark or light (Settings, or a failure half-way) would
+    otherwise leave it for every later test and its screenshots.
+    """
+    _reset_theme(qapp)
+    yield
+    _reset_theme(qapp)
+
+
+def _reset_theme(qapp: QApplication) -> None:
+    if qapp.styleSheet():
+        qapp.setStyleSheet("")
+    if qapp.palette().resolveMask() != 0:  # something was set over the platform palette
+        apply_theme("system")
+        qapp.processEvents()  # deliver the palette change to live widgets now
 
 
 @pytest.fixture

@@ -118,12 +118,14 @@ def theme_palette(theme: str) -> QPalette | None:
 
 
 def apply_theme(theme: str) -> None:
-    """Apply "light", "dark" or "system" to the whole application."""
+    """Apply "light", "dark" or "system" to the whole application.
+
+    App-wide rather than per window: dialogs, menus and tooltips must follow it too.
+    "system" sets an empty palette, which Qt resolves against the platform's own (so a
+    desktop in dark mode stays dark, unlike the style's fixed standard palette).
+    """
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         return
     palette = theme_palette(theme)
-    if palette is None:
-        app.setPalette(app.style().standardPalette())
-    else:
-        app.setPalette(palette)
+    app.setPalette(QPalette() if palette is None else palette)
