@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from hearth.config.settings import load_settings
-from hearth.hardware import GpuInfo, SystemMemory
+from hearth.hardware import GpuInfo, SystemMemory, estimate_memory
 from hearth.hardware.fit import CUDA_RESERVE_BYTES
 from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
@@ -94,8 +94,9 @@ def test_load_dialog_estimate_autofit_options_cancel_eject(
         )
         await arun.wait_until(lambda: probe.meta is not None, 30, "the header")
         probe.ctx_spin.setValue(512)
-        mem = probe.memory()
-        assert mem is not None and mem.n_layers >= 2
+        assert probe.meta is not None
+        mem = estimate_memory(probe.meta, probe.plan(), gpu_offload=True)
+        assert mem.n_layers >= 2
         half = place_layers(mem, mem.n_layers // 2, probe.system)  # type: ignore[arg-type]
         gpu = GpuInfo("Fake GPU", 4 * GIB, CUDA_RESERVE_BYTES + half.gpu_bytes, "cuda")
         probe.close()

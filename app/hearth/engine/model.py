@@ -17,6 +17,7 @@ from typing import cast
 
 import llama_cpp
 
+from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.errors import LoadCancelledError, ModelLoadError
 from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo, SplitMode
 from hearth.core.quantization import file_type_name
@@ -142,7 +143,7 @@ class LlamaModel:
         params.n_ubatch = min(cfg.n_ubatch, cfg.n_batch)
         params.n_threads = resolve_threads(cfg.n_threads)
         params.n_threads_batch = resolve_threads(cfg.n_threads_batch or cfg.n_threads)
-        params.flash_attn_type = _FLASH_ATTN[cfg.flash_attention]
+        params.flash_attn_type = self._flash_attention_type()
         params.type_k = ggml_type_for(cfg.cache_type_k)
         params.type_v = ggml_type_for(cfg.cache_type_v)
         params.kv_unified = cfg.kv_unified
@@ -155,6 +156,25 @@ class LlamaModel:
                 "the number of parallel slots, or offload fewer layers to the GPU."
             )
         return cast("llama_cpp.llama_context_p", ctx)
+
+    def _flash_attention_type(self) -> int:
+        """llama.cpp's setting for this load, with Hearth's meaning of "auto" applied."""
+        cfg = self.config
+        if cfg.flash_attention is not FlashAttention.AUTO:
+            return _FLASH_ATTN[cfg.flash_attention]
+        n_layer = int(llama_cpp.llama_model_n_layer(self._model))
+        n_kv = cfg.n_ctx * (cfg.n_parallel if cfg.kv_unified else 1)
+        off = auto_turns_flash_attention_off(
+            gpu_offload=offloaded_layers(cfg.n_gpu_layers, n_layer, list_devices()) > 0,
+            cache_type_v=cfg.cache_type_v,
+            n_kv=n_kv,
+            n_ubatch=min(cfg.n_ubatch, cfg.n_batch),
+            n_head=int(llama_cpp.llama_model_n_head(self._model)),
+        )
+        if off:
+            log.info("flash attention auto: off (CPU only, %d-token context)", n_kv)
+            return llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        return llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO
 
     def _read_metadata(self) -> dict[str, str]:
         result: dict[str, str] = {}

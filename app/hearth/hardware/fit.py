@@ -23,6 +23,7 @@ from enum import Enum
 
 import gguf
 
+from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.model_info import FlashAttention, LoadConfig
 from hearth.hardware.probe import SystemMemory
 from hearth.library.gguf_metadata import GgufMetadata
@@ -65,6 +66,9 @@ class FitVerdict(str, Enum):
     WONT_FIT = "won't fit"
 
 
+_FLASH_FLAGS = {FlashAttention.AUTO: None, FlashAttention.ON: True, FlashAttention.OFF: False}
+
+
 @dataclass(frozen=True)
 class ContextPlan:
     """The context a model would be loaded with (the engine's LoadConfig knobs)."""
@@ -73,21 +77,20 @@ class ContextPlan:
     n_slots: int = 1
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
-    flash_attention: bool = True
+    flash_attention: bool | None = None  # None: "auto", see hearth.core.attention
     n_batch: int = 512
     n_ubatch: int = 512
     kv_unified: bool = False
 
     @classmethod
     def from_load_config(cls, config: LoadConfig) -> ContextPlan:
-        """The plan the engine would load ``config`` with. Flash attention "auto" counts
-        as on: llama.cpp enables it on the CPU and on current GPUs."""
+        """The plan the engine would load ``config`` with."""
         return cls(
             n_ctx=config.n_ctx,
             n_slots=config.n_parallel,
             cache_type_k=config.cache_type_k,
             cache_type_v=config.cache_type_v,
-            flash_attention=config.flash_attention is not FlashAttention.OFF,
+            flash_attention=_FLASH_FLAGS[config.flash_attention],
             n_batch=config.n_batch,
             n_ubatch=config.n_ubatch,
             kv_unified=config.kv_unified,
@@ -151,10 +154,11 @@ def _kv_heads(meta: GgufMetadata, n_layers: int) -> list[int]:
 
 
 def estimate_memory(
-    meta: GgufMetadata, plan: ContextPlan, *, weight_scale: float = 1.0
+    meta: GgufMetadata, plan: ContextPlan, *, weight_scale: float = 1.0, gpu_offload: bool = True
 ) -> MemoryBreakdown:
     """What llama.cpp allocates for ``meta`` with ``plan``; ``weight_scale`` resizes the
-    weights (to judge another quantization of the same model from its file size)."""
+    weights (to judge another quantization of the same model from its file size).
+    ``gpu_offload`` matters only for flash attention "auto", which is off on the CPU."""
     n_layers = meta.block_count or 0
     layers = [round(b * weight_scale) for b in meta.layer_bytes()]
     embedding = output = other = 0
@@ -192,9 +196,18 @@ def estimate_memory(
     tokens = min(plan.n_ubatch, plan.n_batch, max(1, plan.n_ctx * plan.n_slots))
     n_vocab = meta.vocab_size or 0
     n_ff = meta.feed_forward_length or 4 * n_embd
-    mask = n_kv / 2 if plan.flash_attention else n_kv
+    flash = plan.flash_attention
+    if flash is None:
+        flash = not auto_turns_flash_attention_off(
+            gpu_offload=gpu_offload,
+            cache_type_v=plan.cache_type_v,
+            n_kv=plan.n_ctx * (plan.n_slots if plan.kv_unified else 1),
+            n_ubatch=min(plan.n_ubatch, plan.n_batch),
+            n_head=n_head,
+        )
+    mask = n_kv / 2 if flash else n_kv
     n_embd_kv = max(_kv_heads(meta, n_layers), default=0) * max(k_len, v_len)
-    attention = 5 * n_embd + 2 * n_embd_kv + (0 if plan.flash_attention else n_head * n_kv)
+    attention = 5 * n_embd + 2 * n_embd_kv + (0 if flash else n_head * n_kv)
     feed_forward = 4 * n_ff + n_embd
     logits = n_vocab + n_embd
     per_token = mask + max(attention, feed_forward, logits) + 8
@@ -258,8 +271,10 @@ def estimate_fit(
             return gpu <= vram and gpu + cpu <= ram
         return gpu <= vram and cpu <= ram
 
-    def result(verdict: FitVerdict, layers: int, full: bool, summary: str) -> FitEstimate:
-        gpu, cpu = _split(mem, layers, full)
+    def result(
+        verdict: FitVerdict, layers: int, full: bool, summary: str, memory: MemoryBreakdown = mem
+    ) -> FitEstimate:
+        gpu, cpu = _split(memory, layers, full)
         return FitEstimate(
             verdict=verdict,
             gpu_layers=layers,
@@ -269,7 +284,7 @@ def estimate_fit(
             ram_bytes=cpu,
             free_vram=vram,
             available_ram=ram,
-            memory=mem,
+            memory=memory,
             summary=summary,
         )
 
@@ -297,6 +312,7 @@ def estimate_fit(
                     )
                 break  # fewer GPU layers only need more RAM
 
+    mem = estimate_memory(meta, plan, weight_scale=weight_scale, gpu_offload=False)
     total = mem.total_bytes
     if total <= ram:
         return result(
@@ -305,6 +321,7 @@ def estimate_fit(
             False,
             f"CPU only: {_gib(total)} of RAM ({_gib(ram)} available)"
             + (", no GPU memory to spare." if system.gpus else ", no usable GPU."),
+            mem,
         )
     return result(
         FitVerdict.WONT_FIT,
@@ -314,6 +331,7 @@ def estimate_fit(
         f"{_gib(mem.kv_cache_bytes)}), but only {_gib(ram)} of RAM"
         + (f" and {_gib(vram)} of GPU memory are" if system.gpus else " is")
         + " free. Pick a smaller quantization or a shorter context.",
+        mem,
     )
 
 

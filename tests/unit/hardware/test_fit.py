@@ -113,9 +113,27 @@ def test_plan_from_the_engine_load_config() -> None:
         "f16",
         "q8_0",
     )
-    assert plan.flash_attention
+    assert plan.flash_attention is None  # auto: decided per device, see core/attention.py
     off = LoadConfig(model_path=Path("m.gguf"), flash_attention=FlashAttention.OFF)
-    assert not ContextPlan.from_load_config(off).flash_attention
+    assert ContextPlan.from_load_config(off).flash_attention is False
+    on = LoadConfig(model_path=Path("m.gguf"), flash_attention=FlashAttention.ON)
+    assert ContextPlan.from_load_config(on).flash_attention is True
+
+
+def test_flash_attention_auto_is_off_on_the_cpu_while_the_score_buffer_is_small() -> None:
+    # Llama-3-8B, 32 heads: at 8192 tokens the non-flash score buffer is 512 MiB.
+    cpu = estimate_memory(META, ContextPlan(n_ctx=8192), gpu_offload=False)
+    gpu = estimate_memory(META, ContextPlan(n_ctx=8192), gpu_offload=True)
+    forced_off = estimate_memory(META, ContextPlan(n_ctx=8192, flash_attention=False))
+    assert cpu.compute_bytes == forced_off.compute_bytes > gpu.compute_bytes
+    long_cpu = estimate_memory(META, ContextPlan(n_ctx=16384), gpu_offload=False)
+    long_on = estimate_memory(META, ContextPlan(n_ctx=16384, flash_attention=True))
+    assert long_cpu.compute_bytes == long_on.compute_bytes  # too big a buffer: stays on
+    quantized_v = ContextPlan(n_ctx=4096, cache_type_v="q8_0")
+    assert (  # a quantized V cache needs flash attention
+        estimate_memory(META, quantized_v, gpu_offload=False).compute_bytes
+        == estimate_memory(META, quantized_v, gpu_offload=True).compute_bytes
+    )
 
 
 def test_weights_are_the_tensor_sizes() -> None:

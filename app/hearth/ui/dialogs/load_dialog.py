@@ -195,7 +195,7 @@ class LoadDialog(QDialog):
         self.meta: GgufMetadata | None = None
         self.error: str | None = None
         self._memory: MemoryBreakdown | None = None
-        self._memory_plan: ContextPlan | None = None
+        self._memory_plan: tuple[ContextPlan, bool] | None = None
         self._tasks = TaskSet()
         self.setWindowTitle(f"Load {self.model_path.name}")
         self.setAccessibleName("Load model dialog")
@@ -354,16 +354,17 @@ class LoadDialog(QDialog):
             n_slots=self.parallel_spin.value(),
             cache_type_k=kv,
             cache_type_v=kv,
-            flash_attention=self.flash_combo.currentText() != "off",
+            flash_attention={"on": True, "off": False}.get(self.flash_combo.currentText()),
         )
 
     def memory(self) -> MemoryBreakdown | None:
         if self.meta is None:
             return None
         plan = self.plan()
-        if self._memory is None or plan != self._memory_plan:
-            self._memory = estimate_memory(self.meta, plan)
-            self._memory_plan = plan
+        gpu = bool(self.system and self.system.gpus and self.gpu_slider.value() > 0)
+        if self._memory is None or (plan, gpu) != self._memory_plan:
+            self._memory = estimate_memory(self.meta, plan, gpu_offload=gpu)
+            self._memory_plan = (plan, gpu)
         return self._memory
 
     def placement(self) -> Placement | None:
