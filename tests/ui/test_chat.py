@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from hearth.chats import ChatStore, MessageStatus
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat_turns import ChatSettings
+from hearth.ui.crash_recovery import RESTARTING
 from hearth.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
@@ -201,9 +202,18 @@ def test_crash_keeps_the_interrupted_reply(
         assert kept.content and kept.content == chat.turns[-1].content
         assert "interrupted" in view.transcript_text()
 
-        window.restart_button.click()
+        # Nobody clicks Restart: the app restarts the worker and reloads the model,
+        # saying so in the banner until it is ready.
+        assert RESTARTING in window.banner_label.text()
+        await arun.wait_until(
+            lambda: window.supervisor.status.state in (WorkerState.STARTING, WorkerState.LOADING),
+            10,
+            "the automatic restart",
+        )
+        assert window.banner.isVisible() and RESTARTING in window.banner_label.text()
         await arun.wait_until(lambda: window.supervisor.ready, 120, "the restart")
         assert not window.banner.isVisible()
+        assert window.supervisor.process.pid != pid  # type: ignore[union-attr]
         assert [t.content for t in chat.turns] == [r.content for r in rows]  # chat intact
         chat.settings.max_tokens = 16
         assert await _turn(arun, window, outcomes, lambda: chat.send("Still there?")) == "done"

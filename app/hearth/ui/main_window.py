@@ -40,6 +40,7 @@ from hearth.ui.chat_settings_panel import ChatSettingsPanel
 from hearth.ui.chat_sidebar import ChatSidebar
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
+from hearth.ui.crash_recovery import CrashRecovery
 from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.downloads import DownloadsPage
 from hearth.ui.pages.library import LibraryPage
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.services = services or AppServices(parent=self)  # Discover/Downloads/Library
         # Load dialog, Server and Settings pages, first run, window state, shortcuts.
         self.extras = WindowExtras(self)
+        self.recovery = CrashRecovery(self._auto_restart, parent=self)
         self.chat_view = ChatView(self)
         self.chat = ChatController(
             self.chat_view, self.supervisor, self._tasks, chat_settings, db=self.chats_db
@@ -259,9 +261,16 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
         self.chat_view.set_can_send(state is WorkerState.READY)
         self.extras.status_changed(status)
+        note = self.recovery.on_status(state)
         if state in (WorkerState.CRASHED, WorkerState.ERROR):
-            self.banner_label.setText(self.extras.plain_error(status) or text)
+            message = self.extras.plain_error(status) or text
+            self.banner_label.setText(f"{message.rstrip('.')}. {note}" if note else message)
             self.restart_button.setText("Restart" if state is WorkerState.CRASHED else "Retry")
+            self.restart_button.show()  # during the short wait: restart now
+            self.banner.show()
+        elif note:  # coming back after a crash: say so until the model is ready
+            self.banner_label.setText(f"The model worker crashed. {note}")
+            self.restart_button.hide()
             self.banner.show()
         else:
             self.banner.hide()
@@ -282,6 +291,7 @@ class MainWindow(QMainWindow):
         Options: ``options``, else the window's, else those last chosen for this model.
         """
         chosen = options or self.load_options or self.extras.saved_options(path)
+        self.recovery.cancel()
         return self._replace_load(self._load(Path(path), self._load_task, chosen))
 
     def restart_worker(self) -> asyncio.Task[None] | None:
@@ -289,6 +299,14 @@ class MainWindow(QMainWindow):
         if self.supervisor.model_path is None:
             return None
         return self.open_model(self.supervisor.model_path, self.supervisor.options)
+
+    def _auto_restart(self) -> None:
+        """After a crash (see CrashRecovery): the same restart, keeping its banner."""
+        if self.supervisor.model_path is None or self._close_task is not None:
+            return
+        self._replace_load(
+            self._load(self.supervisor.model_path, self._load_task, self.supervisor.options)
+        )
 
     def _replace_load(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         if self._load_task is not None:
@@ -331,6 +349,7 @@ class MainWindow(QMainWindow):
             self._close_task = self._tasks.spawn(self._close_async(), name="close")
 
     async def _close_async(self) -> None:
+        self.recovery.cancel()
         self.chat.stop()
         if self._load_task is not None:
             self._load_task.cancel()

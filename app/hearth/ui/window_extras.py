@@ -141,6 +141,7 @@ class WindowExtras(QObject):
 
     def eject(self) -> asyncio.Task[None]:
         """Unload the model: stop the worker (a load in progress is cancelled)."""
+        self.window.recovery.cancel()  # no automatic restart after a crash either
         self.cancel_load()
         self.window.chat.stop()
         self._eject_task = self.window._tasks.spawn(
