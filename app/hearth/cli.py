@@ -10,6 +10,7 @@ from hearth import __version__
 from hearth.cli_hub import add_hub_verbs, run_hub_verb
 from hearth.cli_keys import add_key_verbs, run_key_verb
 from hearth.cli_models import add_model_verbs, run_model_verb
+from hearth.cli_paths import add_paths_verb, run_paths_verb
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_verbs(verbs)
     add_hub_verbs(verbs)
     add_key_verbs(verbs)
+    add_paths_verb(verbs)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser
@@ -74,6 +76,8 @@ def main(argv: list[str]) -> int:
         handled = run_hub_verb(args)
     if handled is None:
         handled = run_key_verb(args)
+    if handled is None:
+        handled = run_paths_verb(args)
     if handled is not None:
         return handled
     if args.verb == "config":

@@ -2,7 +2,8 @@
 
 Folders go to the library's index (``Library.add_folder``/``remove_folder``); the
 rest goes to the Settings file through the shared ``SettingsStore``. Disk work runs
-on worker threads.
+on worker threads. The "Folders" box (``folders_box.py``) shows the data, settings,
+logs and models folders in use, each with a "Show in file manager" button.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
     QPushButton,
     QSpinBox,
@@ -28,8 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.config.folders import user_folders
 from hearth.library import Library, LibraryError
 from hearth.ui.app_settings import THEMES, SettingsStore, apply_theme
+from hearth.ui.pages.folders_box import FoldersBox, Opener
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -43,12 +44,22 @@ class SettingsPage(QWidget):
     changed = Signal()
 
     def __init__(
-        self, store: SettingsStore, library: Library | None = None, parent: QWidget | None = None
+        self,
+        store: SettingsStore,
+        library: Library | None = None,
+        parent: QWidget | None = None,
+        *,
+        opener: Opener | None = None,
+        log_dir: Path | None = None,
     ) -> None:
+        """``opener`` opens a folder URL (default: the file manager; tests record it);
+        ``log_dir`` is the worker's log folder when the window was given its own."""
         super().__init__(parent)
         self.setAccessibleName("Settings")
         self.store = store
         self.library = library or Library()
+        self._opener = opener
+        self._log_dir = log_dir
         self._tasks = TaskSet()
         self._build()
         QTimer.singleShot(0, self.refresh_folders)
@@ -104,27 +115,18 @@ class SettingsPage(QWidget):
         self.theme_combo.setCurrentIndex(THEMES.index(theme))
         QFormLayout(look_box).addRow("Theme", self.theme_combo)
 
-        data_box = QGroupBox("Data folder", self)
-        self.data_field = QLineEdit(str(self.library.paths.data_dir), data_box)
-        self.data_field.setReadOnly(True)
-        self.data_field.setAccessibleName("Data folder location")
-        self.open_data_button = QPushButton("Open", data_box)
-        self.open_data_button.setAccessibleName("Open the data folder")
-        self.open_data_button.clicked.connect(self.open_data_folder)
-        self.config_label = QLabel(f"Settings file: {self.store.path}", data_box)
-        self.config_label.setWordWrap(True)
-        row = QHBoxLayout()
-        row.addWidget(self.data_field, 1)
-        row.addWidget(self.open_data_button)
-        data_col = QVBoxLayout(data_box)
-        data_col.addLayout(row)
-        data_col.addWidget(self.config_label)
+        folders = user_folders(
+            self.library.paths, config_dir=self.store.path.parent, logs_dir=self._log_dir
+        )
+        self.folders_box = FoldersBox(folders, opener=self._opener, parent=self)
+        self.folders_box.fields["config"].setToolTip(f"Settings file: {self.store.path}")
+        self.data_field = self.folders_box.fields["data"]
 
         layout = QVBoxLayout(self)
         layout.addWidget(folders_box, 1)
         layout.addWidget(downloads_box)
         layout.addWidget(look_box)
-        layout.addWidget(data_box)
+        layout.addWidget(self.folders_box)
 
         self.concurrency_spin.valueChanged.connect(self._save_downloads)
         self.bandwidth_spin.valueChanged.connect(self._save_downloads)
@@ -145,10 +147,8 @@ class SettingsPage(QWidget):
         self.store.save()
         self.changed.emit()
 
-    def open_data_folder(self) -> bool:
-        folder = self.library.paths.data_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+    def open_data_folder(self) -> asyncio.Task[bool]:
+        return self.folders_box.show_folder("data")
 
     # ------------------------------------------------------------------ folders
     def refresh_folders(self) -> asyncio.Task[None]:
