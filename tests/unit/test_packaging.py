@@ -24,7 +24,7 @@ def test_briefcase_parses_every_target(platform, output_format):
     requires = " ".join(app["requires"])
     assert "llama-cpp-python==" in requires and "PySide6-Essentials" in requires
     assert len(app["requires"]) == len(set(app["requires"]))  # listed once
-    assert app["requirement_installer_args"] == ["--find-links", "installers/wheels"]
+    assert app["requirement_installer_args"] == ["--find-links", "./installers/wheels"]
     assert app["test_sources"] == ["tests"] and (ROOT / "tests" / "hearth.py").exists()
 
 
