@@ -781,8 +781,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--flash-attn",
         choices=["on", "off"],
-        default="on",
-        help="for all three; 'on' is what llama.cpp's default 'auto' picks on CPU",
+        default="off",
+        help="for all three; 'off' is what Hearth's 'auto' picks on a CPU-only machine "
+        "(llama.cpp's own 'auto' picks 'on')",
     )
     p.add_argument(
         "--max-noise",

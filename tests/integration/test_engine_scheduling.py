@@ -64,16 +64,16 @@ def test_concurrent_greedy_equals_one_at_a_time(tiny_model_q8):
 
 
 def test_fifth_request_waits_then_runs_when_one_is_cancelled(tiny_model_q8):
-    engine = load(tiny_model_q8)
+    engine = load(tiny_model_q8, n_ctx=4096)  # long enough to still run after the checks
 
     async def scenario():
-        long_request = greedy("busy", max_tokens=400)
+        long_request = greedy("busy", max_tokens=4000)
         streams = [await engine.start(long_request) for _ in range(4)]
         iterators = [aiter(s) for s in streams]
         for it in iterators:  # all four are decoding
             assert isinstance(await anext(it), TextDelta)
         fifth = await engine.start(greedy("the fifth", max_tokens=8))
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.05)
         status = engine.status()
         assert status is not None and status.queue_depth == 1
         assert all(slot.busy for slot in status.slots)

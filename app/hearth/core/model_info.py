@@ -49,7 +49,7 @@ class LoadConfig:
     tensor_split: tuple[float, ...] = ()
     n_threads: int = 0
     n_threads_batch: int = 0
-    n_batch: int = 512
+    n_batch: int = 2048
     n_ubatch: int = 512
     flash_attention: FlashAttention = FlashAttention.AUTO
     cache_type_k: str = "f16"

@@ -1,8 +1,9 @@
 """The batch loop: one thread owns the llama context and serves every slot.
 
 Each step builds a single ``llama_batch`` holding one token for every decoding slot and
-prompt chunks for prefilling slots (bounded by ``n_batch``, so a long prompt never
-stalls running streams), decodes it once, then samples each slot with its own chain.
+prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams are decoding,
+so a long prompt never stalls them for long, and by ``n_batch`` otherwise), decodes it
+once, then samples each slot with its own chain.
 Requests join and leave between steps: continuous batching.
 """
 
@@ -67,7 +68,9 @@ class Scheduler:
         self._arrivals = arrivals or Arrivals()
         self._keep_adjacent = not model.config.kv_unified
         self._max_queue = max_queue
-        self._n_batch = model.config.n_batch
+        # What the context really took: llama.cpp caps n_batch at the total context.
+        self._n_batch = int(llama_cpp.llama_n_batch(model.ctx))
+        self._n_ubatch = int(llama_cpp.llama_n_ubatch(model.ctx))
         self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]
         self._queue: collections.deque[Job] = collections.deque()
         self._cond = threading.Condition()
@@ -218,7 +221,10 @@ class Scheduler:
         forward pass, so any other order splits the step.
         """
         batch = self._batch
-        budget = self._n_batch - sum(1 for s in self._slots if s.pending_token is not None)
+        decoding = sum(1 for s in self._slots if s.pending_token is not None)
+        # Running streams wait for the whole step: bound their stall to one micro-batch.
+        # With none running, simultaneous prompts are prefilled together, up to n_batch.
+        budget = (self._n_ubatch if decoding else self._n_batch) - decoding
         n = 0
         outputs: list[tuple[Slot, int]] = []
         chunks: list[tuple[Slot, list[int]]] = []

@@ -78,7 +78,7 @@ class ContextPlan:
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
     flash_attention: bool | None = None  # None: "auto", see hearth.core.attention
-    n_batch: int = 512
+    n_batch: int = 2048
     n_ubatch: int = 512
     kv_unified: bool = False
 

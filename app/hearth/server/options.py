@@ -111,7 +111,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads-batch", type=int, default=0, help="prompt threads (0 = same as --threads)"
     )
-    parser.add_argument("--batch", type=int, default=512, help="n_batch: tokens per decode step")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=2048,
+        help="n_batch: most prompt tokens per decode step while no stream is decoding "
+        "(while streams decode, a step takes at most --ubatch)",
+    )
     parser.add_argument("--ubatch", type=int, default=512, help="n_ubatch: physical batch")
     parser.add_argument("--cache-type-k", default="f16", help="K cache type (f16, q8_0, ...)")
     parser.add_argument("--cache-type-v", default="f16", help="V cache type (f16, q8_0, ...)")
