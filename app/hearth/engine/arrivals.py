@@ -33,6 +33,7 @@ class Arrivals:
         arrival = Arrival()
         with self._cond:
             self._pending += 1
+            self._cond.notify_all()
         try:
             yield arrival
         finally:
@@ -45,6 +46,11 @@ class Arrivals:
             arrival.settled = True
             self._pending -= 1
             self._cond.notify_all()
+
+    def wait_for_pending(self, timeout: float) -> bool:
+        """Wait until some request is pending; False if none arrived in time."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending > 0, timeout)
 
     def wait_for_change(self, timeout: float) -> bool:
         """Wait until one pending request is queued or dropped; False if none is pending."""

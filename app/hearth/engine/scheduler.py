@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 _RATE_WINDOW_S = 10.0
 # How long a newly started request waits for others the server is still parsing.
 _GATHER_S = 0.025
+# From idle, how long after the last arrival it waits for the next one.
+_QUIET_S = 0.003
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,9 @@ class Scheduler:
                     self._cond.wait()
                 if self._stopping:
                     break
+            was_idle = not self._any_busy()
             if self._admit():
-                self._gather_arrivals()
+                self._gather_arrivals(was_idle)
             self._drop_cancelled()
             if not self._any_busy():
                 continue
@@ -141,18 +144,24 @@ class Scheduler:
     def _any_busy(self) -> bool:
         return any(s.busy for s in self._slots)
 
-    def _gather_arrivals(self) -> None:
-        """Let requests the server is still parsing join the step that prefills this one.
+    def _gather_arrivals(self, was_idle: bool) -> None:
+        """Let requests sent at the same moment join the step that prefills this one.
 
         Clients often send several requests at once; starting the first alone and the
-        rest one step later stalls the early streams behind the late prefills.
+        rest one step later stalls the early streams behind the late prefills. Requests
+        the server is still parsing are waited for; from idle, so are requests that reach
+        a handler within ``_QUIET_S`` of the last one. Never longer than ``_GATHER_S``.
         """
         deadline = time.perf_counter() + _GATHER_S
         while not all(s.busy for s in self._slots):
             remaining = deadline - time.perf_counter()
-            if remaining <= 0 or not self._arrivals.wait_for_change(remaining):
+            if remaining <= 0:
                 return
-            self._admit()
+            if self._arrivals.pending:
+                self._arrivals.wait_for_change(remaining)
+                self._admit()
+            elif not was_idle or not self._arrivals.wait_for_pending(min(_QUIET_S, remaining)):
+                return
 
     def _admit(self) -> int:
         """Start queued jobs in idle slots, one at a time so each placement sees the last."""
