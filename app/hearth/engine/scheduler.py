@@ -23,6 +23,7 @@ from hearth.engine.arrivals import Arrivals
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
 from hearth.engine.placement import Placement, place
+from hearth.engine.relay import EventRelay
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.slots import Job, Slot
 from hearth.engine.text_stream import TextStream
@@ -80,6 +81,7 @@ class Scheduler:
         self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
         self._recent: collections.deque[tuple[float, int]] = collections.deque()
         self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
+        self._relay = EventRelay()
         self._thread = threading.Thread(target=self._run, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -118,6 +120,7 @@ class Scheduler:
             self._stopping = True
             self._cond.notify_all()
         self._thread.join()
+        self._relay.close()
         llama_cpp.llama_batch_free(self._batch)
 
     # ------------------------------------------------------------------ loop
@@ -172,7 +175,7 @@ class Scheduler:
                     return started
                 job = self._queue.popleft()
                 if job.cancelled.is_set():
-                    job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                    self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
                     continue
                 placement = place(self._slots, job.tokens, keep_adjacent=self._keep_adjacent)
                 placement.slot.job = job  # reserve it before the lock is released
@@ -301,7 +304,7 @@ class Scheduler:
         slot.n_generated += 1
         text = slot.stream.feed(self._model.token_bytes(token))
         if text:
-            slot.job.emit(TextDelta(text, slot.take_logprobs()))
+            self._relay.post(slot.job, TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens
         hit_max = max_tokens is not None and slot.n_generated >= max_tokens
         context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
@@ -321,7 +324,7 @@ class Scheduler:
         if ended_normally and stream is not None and not stream.stopped:
             tail = stream.finish()
             if tail or slot.pending_logprobs:
-                job.emit(TextDelta(tail, slot.take_logprobs()))
+                self._relay.post(job, TextDelta(tail, slot.take_logprobs()))
         end = time.perf_counter()
         finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
         self._completed.append(
@@ -335,7 +338,7 @@ class Scheduler:
         slot.last_used = end
         with self._cond:
             slot.job = None  # free before the client hears, so status is never stale
-        job.emit(finished)
+        self._relay.post(job, finished)
 
     def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
         first = slot.first_token_at or end
@@ -371,7 +374,7 @@ class Scheduler:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            job.emit(Finished(FinishReason.CANCELLED, _empty_usage(job)))
+            self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
 
 
 def _empty_usage(job: Job) -> Usage:
