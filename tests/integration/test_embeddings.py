@@ -76,3 +76,28 @@ def test_ollama_embed(serve_q8, client):
         f"{serve_q8.base_url}/api/embeddings", json={"model": MODEL, "prompt": "a b"}
     ).json()
     assert legacy["embedding"] == pytest.approx(openai_vector, abs=1e-6)
+
+
+def test_unload_during_embeddings_is_an_error_not_a_crash(tiny_model_q8):
+    """An explicit unload racing embedding requests: each request either finishes or
+    gets a clear error; the freed model is never touched (that used to kill the worker)."""
+    import asyncio
+    import threading
+
+    from hearth.core.errors import EngineFailedError, ModelNotLoadedError
+    from hearth.core.model_info import LoadConfig
+    from hearth.engine.engine import Engine
+
+    for _ in range(3):
+        engine = Engine()
+        engine.load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, n_parallel=1, n_threads=1))
+
+        async def many() -> list[object]:
+            calls = [engine.embed(["some words to embed"] * 8) for _ in range(12)]
+            return await asyncio.gather(*calls, return_exceptions=True)
+
+        threading.Timer(0.01, engine.unload).start()
+        results = asyncio.run(many())
+        errors = [r for r in results if isinstance(r, BaseException)]
+        assert all(isinstance(e, EngineFailedError | ModelNotLoadedError) for e in errors), errors
+        engine.unload()

@@ -63,17 +63,17 @@ class Embedder:
         """Blocking: run it in a worker thread. Vectors are L2-normalised, as OpenAI's."""
         if not texts:
             raise InvalidRequestError("input must not be empty.", param="input")
-        tokenized = [
-            self._model.tokenize(text, add_special=True, parse_special=False) for text in texts
-        ]
-        for tokens in tokenized:
-            if not tokens:
-                raise InvalidRequestError("An input is empty.", param="input")
-            if len(tokens) > self._n_ctx:
-                raise ContextOverflowError(len(tokens), 0, self._n_ctx)
-        with self._lock:
+        with self._lock:  # close() waits for this, and the model outlives the embedder
             if self._closed:
-                raise EngineFailedError("The model was unloaded.")
+                raise EngineFailedError("The model was unloaded; retry the request.")
+            tokenized = [
+                self._model.tokenize(text, add_special=True, parse_special=False) for text in texts
+            ]
+            for tokens in tokenized:
+                if not tokens:
+                    raise InvalidRequestError("An input is empty.", param="input")
+                if len(tokens) > self._n_ctx:
+                    raise ContextOverflowError(len(tokens), 0, self._n_ctx)
             vectors = [self._embed_one(tokens) for tokens in tokenized]
         return Embeddings(vectors, sum(len(t) for t in tokenized))
 

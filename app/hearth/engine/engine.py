@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hearth.core.errors import (
     ContextOverflowError,
+    EngineFailedError,
     HearthError,
     InvalidRequestError,
     ModelLoadError,
@@ -214,6 +215,8 @@ class Engine:
 
         def run() -> Embeddings:
             with self._embedder_lock:
+                if self._model is not model:  # unloaded meanwhile: its memory is gone
+                    raise EngineFailedError("The model was unloaded; retry the request.")
                 if self._embedder is None:
                     self._embedder = Embedder(model, n_ctx=min(info.n_ctx_per_slot, 8192))
                 embedder = self._embedder

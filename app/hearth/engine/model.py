@@ -18,7 +18,7 @@ from typing import cast
 import llama_cpp
 
 from hearth.core.attention import auto_turns_flash_attention_off
-from hearth.core.errors import LoadCancelledError, ModelLoadError
+from hearth.core.errors import EngineFailedError, LoadCancelledError, ModelLoadError
 from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo, SplitMode
 from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
@@ -86,6 +86,7 @@ class LlamaModel:
         self.metadata = self._read_metadata()
         self._piece_buffer = ctypes.create_string_buffer(256)
         self._closed = False
+        self._tokenize_lock = threading.Lock()  # close() waits for tokenizing threads
 
     # ------------------------------------------------------------------ loading
     def _load_model(
@@ -194,6 +195,12 @@ class LlamaModel:
 
     # ------------------------------------------------------------------ vocabulary
     def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
+        with self._tokenize_lock:
+            if self._closed:
+                raise EngineFailedError("The model was unloaded; retry the request.")
+            return self._tokenize(text, add_special=add_special, parse_special=parse_special)
+
+    def _tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
         data = text.encode("utf-8")
         capacity = len(data) + 8
         tokens = (llama_cpp.llama_token * capacity)()
@@ -282,8 +289,9 @@ class LlamaModel:
         )
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._tokenize_lock:
+            if self._closed:
+                return
+            self._closed = True
         llama_cpp.llama_free(self._ctx)
         llama_cpp.llama_model_free(self._model)
