@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -98,5 +99,49 @@ def test_ollama_keep_alive(tiny_model_q8, tmp_path):
         assert bad.status_code == 400
         again = httpx.post(f"{url}/api/generate", json={**body, "keep_alive": -1}, timeout=60)
         assert again.status_code == 200  # loaded again on demand, and now kept
+    finally:
+        server.stop()
+
+
+def test_keep_alive_zero_waits_for_requests_in_flight(tiny_model_q8, tmp_path):
+    """keep_alive 0 unloads when idle, never under a running stream or embedding; a
+    request that arrives during the unload waits for it and reloads the model."""
+    import concurrent.futures
+
+    server = start_serve(tiny_model_q8, tmp_path, "--no-jit")
+    url = server.base_url
+    stream_body = {"prompt": "x", "max_tokens": 300, "stream": True, "logit_bias": {"2": -100}}
+
+    def long_stream() -> tuple[int, str | None]:
+        finish = None
+        with httpx.stream("POST", f"{url}/v1/completions", json=stream_body, timeout=60) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: {"):
+                    finish = json.loads(line[6:])["choices"][0]["finish_reason"] or finish
+            return r.status_code, finish
+
+    def embeddings() -> list[int]:
+        return [
+            httpx.post(
+                f"{url}/v1/embeddings", json={"input": ["a b c"] * 4}, timeout=60
+            ).status_code
+            for _ in range(20)
+        ]
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            streaming = pool.submit(long_stream)
+            embedding = [pool.submit(embeddings) for _ in range(2)]
+            time.sleep(0.2)
+            unload = {"model": "hearth-tiny-Q8_0", "prompt": "", "keep_alive": 0}
+            assert httpx.post(f"{url}/api/generate", json=unload).status_code == 200
+            assert streaming.result() == (200, "length")  # all 300 tokens, no error
+            assert {code for job in embedding for code in job.result()} == {200}
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{url}/hearth/v1/status").json()["state"] != "idle":
+            assert time.monotonic() < deadline, "keep_alive 0 did not unload the idle model"
+            time.sleep(0.05)
+        again = httpx.post(f"{url}/v1/completions", json={"prompt": "x", "max_tokens": 2})
+        assert again.status_code == 200  # reloaded for it
     finally:
         server.stop()

@@ -14,6 +14,7 @@ from fastapi import Request
 
 from hearth.core.generation import Finished, TextDelta, TokenLogprob
 from hearth.engine.engine import Engine, GenerationStream
+from hearth.server.model_manager import ModelManager
 
 log = logging.getLogger(__name__)
 
@@ -22,18 +23,20 @@ _DISCONNECT_POLL_S = 0.25
 R = TypeVar("R")
 
 
-def counts_arrival(
-    engine: Engine,
+def in_flight(
+    models: ModelManager, engine: Engine | None = None
 ) -> Callable[[Callable[[Request], Awaitable[R]]], Callable[[Request], Awaitable[R]]]:
-    """Decorate a generation route so the engine knows of the request from its arrival."""
+    """Decorate a route that uses the model, for its whole run: the idle timer never
+    unloads the model under it, and with ``engine`` (generation routes) the scheduler
+    knows the request is coming before it is queued."""
 
     def decorate(handler: Callable[[Request], Awaitable[R]]) -> Callable[[Request], Awaitable[R]]:
         @functools.wraps(handler)
-        async def counted(request: Request) -> R:
-            with engine.incoming():
+        async def tracked(request: Request) -> R:
+            with models.in_use(), engine.incoming() if engine else contextlib.nullcontext():
                 return await handler(request)
 
-        return counted
+        return tracked
 
     return decorate
 

@@ -9,9 +9,11 @@ previous model end as cancelled when it is swapped out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -104,9 +106,20 @@ class ModelManager:
         self.ttl_s = ttl_s
         self._lock = asyncio.Lock()
         self._last_used = time.monotonic()
+        self._in_use = 0
 
     def touch(self) -> None:
         self._last_used = time.monotonic()
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Count a request that uses the model; an idle unload waits for none to remain."""
+        self._in_use += 1
+        try:
+            yield
+        finally:
+            self._in_use -= 1
+            self.touch()
 
     def available(self) -> list[CatalogEntry]:
         """Library models other than the loaded one (which ModelInfo describes)."""
@@ -128,6 +141,8 @@ class ModelManager:
         """The model to serve ``requested`` with, loading it first when needed."""
         self.touch()
         await self._wait_for_load()
+        async with self._lock:  # an idle unload in progress finishes first
+            pass
         info = self.engine.info
         if info is not None and (not requested or model_matches(info, requested)):
             return info
@@ -179,14 +194,16 @@ class ModelManager:
             ttl = self.ttl_s
             await asyncio.sleep(0.5 if ttl is None else max(0.05, min(ttl / 4, 5.0)))
             ttl = self.ttl_s
-            status = self.engine.status()
-            if ttl is None or status is None:
+            if ttl is None or self.engine.status() is None:
                 continue
-            if any(s.busy for s in status.slots) or status.queue_depth:
-                self.touch()
-                continue
-            if time.monotonic() - self._last_used >= ttl:
-                async with self._lock:
+            async with self._lock:
+                status = self.engine.status()
+                if status is None:
+                    continue
+                if self._in_use or any(s.busy for s in status.slots) or status.queue_depth:
+                    self.touch()
+                    continue
+                if time.monotonic() - self._last_used >= ttl:
                     log.info("unloading the model after %.0f s idle", ttl)
                     await asyncio.to_thread(self.engine.unload)
 

@@ -30,7 +30,7 @@ from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, parse_output
-from hearth.server.common import collect, counts_arrival
+from hearth.server.common import collect, in_flight
 from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
@@ -87,7 +87,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         return show_json(info, template)
 
     @router.post("/chat", response_model=None, openapi_extra=json_body(OllamaChatRequest))
-    @counts_arrival(engine)
+    @in_flight(models, engine)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
         info = await models.resolve(body.model or None)
@@ -116,7 +116,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         return await _respond(request, stream, body.stream, chunk, final)
 
     @router.post("/generate", response_model=None, openapi_extra=json_body(OllamaGenerateRequest))
-    @counts_arrival(engine)
+    @in_flight(models, engine)
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
         info = await models.resolve(body.model or None)
@@ -146,6 +146,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         return await _respond(request, stream, body.stream, chunk, final)
 
     @router.post("/embed", openapi_extra=json_body(OllamaEmbedRequest))
+    @in_flight(models)
     async def embed(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
         info = await models.resolve(body.model or None)
@@ -160,6 +161,7 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
         }
 
     @router.post("/embeddings", openapi_extra=json_body(OllamaEmbedRequest))
+    @in_flight(models)
     async def embeddings_legacy(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
         await models.resolve(body.model or None)

@@ -22,7 +22,7 @@ from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
-from hearth.server.common import collect, counts_arrival
+from hearth.server.common import collect, in_flight
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.model_manager import ModelManager
 from hearth.server.openai_format import (
@@ -71,7 +71,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
     @router.post(
         "/v1/chat/completions", response_model=None, openapi_extra=json_body(ChatCompletionRequest)
     )
-    @counts_arrival(engine)
+    @in_flight(models, engine)
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
         info = await models.resolve(body.model)
@@ -86,7 +86,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         return await _respond(request, stream, body, info, chat=True, tool_format=tool_format)
 
     @router.post("/v1/completions", response_model=None, openapi_extra=json_body(CompletionRequest))
-    @counts_arrival(engine)
+    @in_flight(models, engine)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
         info = await models.resolve(body.model)
@@ -113,6 +113,7 @@ def openai_router(engine: Engine, models: ModelManager) -> APIRouter:
         return await _respond(request, stream, body, info, chat=False, echo=_echo_text(body))
 
     @router.post("/v1/embeddings", openapi_extra=json_body(EmbeddingRequest))
+    @in_flight(models)
     async def embeddings(request: Request) -> dict[str, Any]:
         body = await parse_body(request, EmbeddingRequest)
         info = await models.resolve(body.model)
