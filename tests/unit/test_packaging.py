@@ -38,7 +38,7 @@ def test_icons_exist_in_every_format():
 
 def test_linux_desktop_file_and_macos_entitlements():
     desktop = configparser.ConfigParser(interpolation=None)
-    desktop.read(ROOT / "installers" / "linux" / "org.hearth.Hearth.desktop")
+    desktop.read(ROOT / "installers" / "linux" / "org.hearth.hearth.desktop")
     entry = desktop["Desktop Entry"]
     assert entry["Exec"].startswith("hearth") and entry["Type"] == "Application"
     assert "application/x-gguf" in entry["MimeType"]

@@ -33,8 +33,8 @@ class UserFolder:
 def log_dir() -> Path:
     """The worker's log folder: under ``HEARTH_DATA_DIR`` when set, else the platform's.
 
-    The same rule as ``hearth.ui.app.default_log_dir`` (the folder the GUI hands the
-    worker supervisor); kept here so the CLI can answer without importing Qt.
+    The GUI hands this folder to the worker supervisor; it lives here so the CLI can
+    answer without importing Qt.
     """
     data_dir = os.environ.get(DATA_DIR_ENV)
     if data_dir:

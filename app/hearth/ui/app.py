@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from collections.abc import Sequence
 from pathlib import Path
 
-import platformdirs
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from hearth.config.folders import log_dir
 from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import create_event_loop
 from hearth.ui.gc_guard import GcOnGuiThread
@@ -26,10 +25,7 @@ RESOURCES = Path(__file__).resolve().parent / "resources"
 
 def default_log_dir() -> Path:
     """Where the worker's stderr goes (under HEARTH_DATA_DIR when that is set)."""
-    data_dir = os.environ.get("HEARTH_DATA_DIR")
-    if data_dir:
-        return Path(data_dir) / "logs"
-    return platformdirs.user_log_path("Hearth", appauthor=False)
+    return log_dir()
 
 
 def run_gui(argv: Sequence[str]) -> int:
@@ -40,7 +36,7 @@ def run_gui(argv: Sequence[str]) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv))
     app.setApplicationName("Hearth")
-    app.setDesktopFileName("org.hearth.Hearth")
+    app.setDesktopFileName("org.hearth.hearth")  # Briefcase: bundle + app name
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     app.setQuitOnLastWindowClosed(False)  # the loop ends when the window says it closed
     gc_guard = GcOnGuiThread(app)
