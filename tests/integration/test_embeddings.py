@@ -92,12 +92,12 @@ def test_unload_during_embeddings_is_an_error_not_a_crash(tiny_model_q8):
         engine = Engine()
         engine.load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, n_parallel=1, n_threads=1))
 
-        async def many() -> list[object]:
+        async def many(engine: Engine) -> list[object]:
             calls = [engine.embed(["some words to embed"] * 8) for _ in range(12)]
             return await asyncio.gather(*calls, return_exceptions=True)
 
         threading.Timer(0.01, engine.unload).start()
-        results = asyncio.run(many())
+        results = asyncio.run(many(engine))
         errors = [r for r in results if isinstance(r, BaseException)]
         assert all(isinstance(e, EngineFailedError | ModelNotLoadedError) for e in errors), errors
         engine.unload()
