@@ -34,7 +34,7 @@ from hearth.engine.embedder import Embedder, Embeddings
 from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
-from hearth.engine.slots import Job, make_async_sink, wakes_holding_gil
+from hearth.engine.slots import Job, make_async_sink
 from hearth.engine.tool_calls import ToolFormat, detect_format
 
 log = logging.getLogger(__name__)
@@ -265,12 +265,7 @@ class Engine:
             )
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
-        job = Job(
-            tokens=tokens,
-            params=request.params,
-            sink=make_async_sink(loop, queue),
-            wakes_holding_gil=wakes_holding_gil(loop),
-        )
+        job = Job(tokens=tokens, params=request.params, sink=make_async_sink(loop, queue))
         scheduler.submit(job)
         arrival = self._arrival.get()
         if arrival is not None:

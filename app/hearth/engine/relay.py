@@ -5,8 +5,7 @@ woken loop then grabs it to format and send the token, and the scheduler waits f
 GIL before it can start the next decode. Measured on the 2-core dev machine: 0.17 ms
 per token on the scheduler's critical path. Posting to this relay instead costs a queue
 put; the relay thread does the wake-up while the scheduler sits in ``llama_decode``,
-which releases the GIL for the whole step. Under uvloop the wake-up keeps the GIL, so
-jobs from uvloop clients skip the relay (``Job.wakes_holding_gil``).
+which releases the GIL for the whole step.
 """
 
 from __future__ import annotations

@@ -18,14 +18,7 @@ from dataclasses import dataclass
 import llama_cpp
 
 from hearth.core.errors import QueueFullError
-from hearth.core.generation import (
-    Finished,
-    FinishReason,
-    GenerationEvent,
-    TextDelta,
-    Timings,
-    Usage,
-)
+from hearth.core.generation import Finished, FinishReason, TextDelta, Timings, Usage
 from hearth.engine.arrivals import Arrivals
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
@@ -182,7 +175,7 @@ class Scheduler:
                     return started
                 job = self._queue.popleft()
                 if job.cancelled.is_set():
-                    self._post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                    self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
                     continue
                 placement = place(self._slots, job.tokens, keep_adjacent=self._keep_adjacent)
                 placement.slot.job = job  # reserve it before the lock is released
@@ -293,12 +286,6 @@ class Scheduler:
             self._accept_token(slot, token, now)
         self._recent.append((now, len(outputs)))
 
-    def _post(self, job: Job, event: GenerationEvent) -> None:
-        if job.wakes_holding_gil:
-            job.emit(event)
-        else:
-            self._relay.post(job, event)
-
     def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
         batch = self._batch
         batch.token[i] = token
@@ -317,7 +304,7 @@ class Scheduler:
         slot.n_generated += 1
         text = slot.stream.feed(self._model.token_bytes(token))
         if text:
-            self._post(slot.job, TextDelta(text, slot.take_logprobs()))
+            self._relay.post(slot.job, TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens
         hit_max = max_tokens is not None and slot.n_generated >= max_tokens
         context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
@@ -337,7 +324,7 @@ class Scheduler:
         if ended_normally and stream is not None and not stream.stopped:
             tail = stream.finish()
             if tail or slot.pending_logprobs:
-                self._post(job, TextDelta(tail, slot.take_logprobs()))
+                self._relay.post(job, TextDelta(tail, slot.take_logprobs()))
         end = time.perf_counter()
         finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
         self._completed.append(
@@ -351,7 +338,7 @@ class Scheduler:
         slot.last_used = end
         with self._cond:
             slot.job = None  # free before the client hears, so status is never stale
-        self._post(job, finished)
+        self._relay.post(job, finished)
 
     def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
         first = slot.first_token_at or end
@@ -387,7 +374,7 @@ class Scheduler:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            self._post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
+            self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
 
 
 def _empty_usage(job: Job) -> Usage:

@@ -25,8 +25,6 @@ class Job:
     sink: EventSink
     cancelled: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
-    # The sink wakes its consumer without releasing the GIL (uvloop): no relay needed.
-    wakes_holding_gil: bool = False
 
     def emit(self, event: GenerationEvent) -> None:
         """Deliver an event; a client whose event loop is gone counts as cancelled."""
@@ -34,12 +32,6 @@ class Job:
             self.sink(event)
         except RuntimeError:
             self.cancelled.set()
-
-
-def wakes_holding_gil(loop: asyncio.AbstractEventLoop) -> bool:
-    """uvloop's thread-safe wake-up is a C call under the GIL; asyncio's default loop
-    writes to a socket, which releases it (see ``hearth.engine.relay``)."""
-    return type(loop).__module__.startswith("uvloop")
 
 
 def make_async_sink(
