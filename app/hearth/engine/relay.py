@@ -5,7 +5,10 @@ woken loop then grabs it to format and send the token, and the scheduler waits f
 GIL before it can start the next decode. Measured on the 2-core dev machine: 0.17 ms
 per token on the scheduler's critical path. Posting to this relay instead costs a queue
 put; the relay thread does the wake-up while the scheduler sits in ``llama_decode``,
-which releases the GIL for the whole step.
+which releases the GIL for the whole step. uvloop's wake-up keeps the GIL, but with
+several streams the scheduler releases it between emits (each ctypes call does), and
+the woken loop takes it then: a run that bypassed the relay for uvloop clients gave
+0.95x llama-server at 4 streams against 0.98-1.03x with it.
 """
 
 from __future__ import annotations
