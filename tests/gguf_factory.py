@@ -4,12 +4,18 @@ Tests need real files that real llama.cpp loads, tokenizes and samples from, but
 must run offline and in seconds. So we synthesize a small llama-architecture model with
 random weights, a byte-fallback SentencePiece vocabulary (any UTF-8 text round-trips),
 a ChatML template and FIM tokens, and quantize it with llama.cpp itself.
+
+The writer underneath (vocabulary assembly, llama metadata, seeded tensors) is
+parametric, because bench/gguf_synth.py builds its 250M-shape model with it too: one
+writer means the bench model and the test model cannot drift apart in how they are laid
+out, only in their shape and vocabulary.
 """
 
 from __future__ import annotations
 
 import ctypes
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -68,37 +74,61 @@ class Vocab:
     types: list[int]
 
 
+def prefixes(piece: str) -> list[str]:
+    """``piece``'s prefixes of two or more characters, shortest first, ``piece`` last.
+
+    SPM merges two adjacent pieces only if their concatenation is in the vocab, so a
+    word is reachable only if all of its prefixes are pieces too.
+    """
+    return [piece[:i] for i in range(2, len(piece) + 1)]
+
+
+def make_vocab(controls: Sequence[str], pieces: Iterable[str], size: int | None = None) -> Vocab:
+    """<unk>, <s>, </s>, the 256 byte tokens, ``controls``, then distinct ``pieces``.
+
+    The fixed head keeps UNK/BOS/EOS and the byte tokens at the same ids in every model
+    this module writes. Normal pieces score by their order (first is best); with
+    ``size`` the vocabulary stops there and must reach it.
+    """
+    tt = gguf.TokenType
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), *controls]
+    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL] + [tt.BYTE] * 256 + [tt.CONTROL] * len(controls)
+    n_special = len(tokens)
+    seen = set(tokens)
+    for piece in pieces:
+        if len(tokens) == size:
+            break
+        if piece not in seen:
+            seen.add(piece)
+            tokens.append(piece)
+            types.append(tt.NORMAL)
+    if size is not None and len(tokens) < size:
+        raise ValueError(f"cannot build {size} distinct pieces")
+    scores = [0.0] * n_special + [-float(i) for i in range(len(tokens) - n_special)]
+    return Vocab(tokens=tokens, scores=scores, types=[int(t) for t in types])
+
+
+def non_normal_rows(vocab: Vocab, keep: Iterable[int] = ()) -> np.ndarray:
+    """Mask of control and byte tokens, less the ids in ``keep``: the output rows to zero
+    so that greedy decoding emits only normal pieces (see write_tiny_llama)."""
+    quiet = np.array(vocab.types) != int(gguf.TokenType.NORMAL)
+    quiet[list(keep)] = False
+    return quiet
+
+
 def build_vocab() -> Vocab:
     """Build the fixed test vocabulary; special ids are constants above, never shifted."""
-    tt = gguf.TokenType
-    tokens = ["<unk>", "<s>", "</s>"]
-    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL]
-    tokens += [f"<0x{b:02X}>" for b in range(256)]
-    types += [tt.BYTE] * 256
-    tokens += [IM_START, IM_END, FIM_PRE, FIM_SUF, FIM_MID]
-    types += [tt.CONTROL] * 5
-    assert len(tokens) == FIRST_NORMAL_ID
-    scores = [0.0] * len(tokens)
-
-    # SPM merges two adjacent pieces only if their concatenation is in the vocab, so
-    # every word comes with all of its prefixes to give the merges a path.
     normal: list[str] = ["\u2581"]
     normal += [chr(c) for c in range(ord("a"), ord("z") + 1)]
     normal += [chr(c) for c in range(ord("A"), ord("Z") + 1)]
     normal += [str(d) for d in range(10)] + _PUNCT
     for word in _WORDS:
-        piece = "\u2581" + word
-        normal += [piece[:i] for i in range(2, len(piece) + 1)]
+        normal += prefixes("\u2581" + word)
     for sub in _SUBWORDS:
-        normal += [sub[:i] for i in range(2, len(sub) + 1)]
-    seen = set(tokens)
-    for piece in normal:
-        if piece not in seen:
-            seen.add(piece)
-            tokens.append(piece)
-            types.append(tt.NORMAL)
-            scores.append(-float(len(scores) - FIRST_NORMAL_ID))
-    return Vocab(tokens=tokens, scores=scores, types=[int(t) for t in types])
+        normal += prefixes(sub)
+    vocab = make_vocab([IM_START, IM_END, FIM_PRE, FIM_SUF, FIM_MID], normal)
+    assert vocab.tokens[FIRST_NORMAL_ID - 1] == FIM_MID
+    return vocab
 
 
 VOCAB = build_vocab()
@@ -115,8 +145,11 @@ FILE_TYPES: dict[str, int] = {
 
 
 @dataclass(frozen=True)
-class TinyLlamaSpec:
-    """Model shape. Row lengths (n_embd, n_ff) are multiples of 256 so k-quants apply."""
+class LlamaSpec:
+    """Model shape, the tiny test model's by default; the vocabulary sets n_vocab.
+
+    Row lengths (n_embd, n_ff) are multiples of 256 so k-quants apply.
+    """
 
     n_embd: int = 256
     n_ff: int = 512
@@ -132,7 +165,10 @@ class TinyLlamaSpec:
         return self.n_embd // self.n_head
 
 
-def _tensor_shapes(spec: TinyLlamaSpec) -> dict[str, tuple[int, ...]]:
+TinyLlamaSpec = LlamaSpec  # the name tests know it by
+
+
+def _tensor_shapes(spec: LlamaSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
     """numpy shapes (row-major, i.e. ggml ne reversed) for the llama tensor names."""
     t = gguf.MODEL_TENSOR
 
@@ -141,9 +177,9 @@ def _tensor_shapes(spec: TinyLlamaSpec) -> dict[str, tuple[int, ...]]:
 
     d, ff, kv = spec.n_embd, spec.n_ff, spec.n_head_kv * spec.head_dim
     shapes: dict[str, tuple[int, ...]] = {
-        name(t.TOKEN_EMBD): (N_VOCAB, d),
+        name(t.TOKEN_EMBD): (n_vocab, d),
         name(t.OUTPUT_NORM): (d,),
-        name(t.OUTPUT): (N_VOCAB, d),
+        name(t.OUTPUT): (n_vocab, d),
     }
     per_layer: dict[gguf.MODEL_TENSOR, tuple[int, ...]] = {
         t.ATTN_NORM: (d,),
@@ -162,32 +198,24 @@ def _tensor_shapes(spec: TinyLlamaSpec) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _quiet_rows() -> np.ndarray:
-    """Output rows to zero for plain_output: every token but normal pieces and <0x0A>."""
-    quiet = np.array(VOCAB.types) != gguf.TokenType.NORMAL
-    quiet[BYTE_BASE_ID + ord("\n")] = False
-    return quiet
-
-
-def write_tiny_llama(
+def write_llama(
     path: Path,
+    spec: LlamaSpec,
+    vocab: Vocab,
     *,
+    name: str,
     seed: int = 0,
     dtype: Literal["F32", "F16"] = "F16",
-    spec: TinyLlamaSpec | None = None,
-    name: str = "Hearth Tiny Test",
     chat_template: str | None = CHATML_TEMPLATE,
-    plain_output: bool = True,
+    fim: bool = False,
+    quiet_rows: np.ndarray | None = None,
 ) -> Path:
-    """Write a tiny llama GGUF with seeded random weights; same arguments, same bytes.
+    """Write a llama GGUF with seeded random weights; same arguments, same bytes.
 
-    With ``plain_output`` the output rows of control tokens (</s>, <|im_end|>, ...) and
-    byte tokens (but newline) are zero, so their logits are 0 while the best of the ~240
-    normal pieces is positive: greedy decoding never stops early and emits only printable
-    ASCII and newlines, so tests of streaming and max_tokens get exact lengths. Use
-    logit_bias to force an end or a byte token where a test needs one.
+    ``vocab`` must come from make_vocab (UNK/BOS/EOS at their constant ids) with
+    <|im_start|>, <|im_end|> as its first controls, and with ``fim`` the three FIM
+    tokens next. Output rows in ``quiet_rows`` are zero.
     """
-    spec = spec or TinyLlamaSpec()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -197,7 +225,7 @@ def write_tiny_llama(
     w.add_type(gguf.GGUFType.MODEL)
     w.add_name(name)
     w.add_file_type(FILE_TYPES[dtype])
-    w.add_vocab_size(N_VOCAB)
+    w.add_vocab_size(len(vocab.tokens))
     w.add_context_length(spec.context_length)
     w.add_embedding_length(spec.n_embd)
     w.add_feed_forward_length(spec.n_ff)
@@ -210,29 +238,30 @@ def write_tiny_llama(
 
     w.add_tokenizer_model("llama")
     w.add_tokenizer_pre("default")
-    w.add_token_list(VOCAB.tokens)
-    w.add_token_scores(VOCAB.scores)
-    w.add_token_types(VOCAB.types)
+    w.add_token_list(vocab.tokens)
+    w.add_token_scores(vocab.scores)
+    w.add_token_types(vocab.types)
     w.add_bos_token_id(BOS_ID)
     w.add_eos_token_id(EOS_ID)
     w.add_unk_token_id(UNK_ID)
     w.add_eot_token_id(IM_END_ID)
     w.add_add_bos_token(True)
     w.add_add_eos_token(False)
-    w.add_uint32(gguf.Keys.Tokenizer.FIM_PRE_ID, FIM_PRE_ID)
-    w.add_uint32(gguf.Keys.Tokenizer.FIM_SUF_ID, FIM_SUF_ID)
-    w.add_uint32(gguf.Keys.Tokenizer.FIM_MID_ID, FIM_MID_ID)
+    if fim:
+        w.add_uint32(gguf.Keys.Tokenizer.FIM_PRE_ID, FIM_PRE_ID)
+        w.add_uint32(gguf.Keys.Tokenizer.FIM_SUF_ID, FIM_SUF_ID)
+        w.add_uint32(gguf.Keys.Tokenizer.FIM_MID_ID, FIM_MID_ID)
     if chat_template is not None:
         w.add_chat_template(chat_template)
 
     output_name = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.OUTPUT] + ".weight"
-    for tname, shape in _tensor_shapes(spec).items():
+    for tname, shape in _tensor_shapes(spec, len(vocab.tokens)).items():
         if len(shape) == 1:  # norms stay F32 in every llama.cpp file type
             w.add_tensor(tname, np.ones(shape, dtype=np.float32))
             continue
         data = rng.standard_normal(shape, dtype=np.float32) * 0.05
-        if tname == output_name and plain_output:
-            data[_quiet_rows()] = 0.0
+        if tname == output_name and quiet_rows is not None:
+            data[quiet_rows] = 0.0
         w.add_tensor(tname, data.astype(wtype))
 
     w.write_header_to_file()
@@ -240,6 +269,38 @@ def write_tiny_llama(
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+def write_tiny_llama(
+    path: Path,
+    *,
+    seed: int = 0,
+    dtype: Literal["F32", "F16"] = "F16",
+    spec: LlamaSpec | None = None,
+    name: str = "Hearth Tiny Test",
+    chat_template: str | None = CHATML_TEMPLATE,
+    plain_output: bool = True,
+) -> Path:
+    """Write the tiny test llama (VOCAB, FIM tokens); same arguments, same bytes.
+
+    With ``plain_output`` the output rows of control tokens (</s>, <|im_end|>, ...) and
+    byte tokens (but newline) are zero, so their logits are 0 while the best of the ~240
+    normal pieces is positive: greedy decoding never stops early and emits only printable
+    ASCII and newlines, so tests of streaming and max_tokens get exact lengths. Use
+    logit_bias to force an end or a byte token where a test needs one.
+    """
+    quiet = non_normal_rows(VOCAB, keep=[BYTE_BASE_ID + ord("\n")]) if plain_output else None
+    return write_llama(
+        path,
+        spec or LlamaSpec(),
+        VOCAB,
+        name=name,
+        seed=seed,
+        dtype=dtype,
+        chat_template=chat_template,
+        fim=True,
+        quiet_rows=quiet,
+    )
 
 
 # --------------------------------------------------------------------------- quantize
