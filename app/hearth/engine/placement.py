@@ -69,14 +69,16 @@ def place(
         fewest = min(runs.values())
         candidates = [s for s in idle if runs[s.seq_id] == fewest]
 
+    shared = {s.seq_id: common_prefix(s.cached, tokens) for s in slots}
+
     def cost(slot: Slot) -> tuple[bool, int, float]:
-        common = common_prefix(slot.cached, tokens)
+        common = shared[slot.seq_id]
         return (len(slot.cached) > common, -common, slot.last_used)
 
     target = min(candidates, key=cost)
-    n_target = common_prefix(target.cached, tokens)
-    source = max(slots, key=lambda s: common_prefix(s.cached, tokens))
-    n_source = common_prefix(source.cached, tokens)
+    n_target = shared[target.seq_id]
+    source = max(slots, key=lambda s: shared[s.seq_id])
+    n_source = shared[source.seq_id]
     if source is target or n_source - n_target < min_copy_tokens:
         return Placement(target, n_target)
     copies = []

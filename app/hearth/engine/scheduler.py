@@ -174,11 +174,14 @@ class Scheduler:
                 if not self._queue or all(s.busy for s in self._slots):
                     return started
                 job = self._queue.popleft()
-                if job.cancelled.is_set():
-                    self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
-                    continue
-                placement = place(self._slots, job.tokens, keep_adjacent=self._keep_adjacent)
-                placement.slot.job = job  # reserve it before the lock is released
+            if job.cancelled.is_set():
+                self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                continue
+            # Slots change only on this thread, so placement needs no lock (and a long
+            # prompt would otherwise hold up submit() on the event loop).
+            placement = place(self._slots, job.tokens, keep_adjacent=self._keep_adjacent)
+            with self._cond:
+                placement.slot.job = job
             self._start(placement, job)
             started += 1
 

@@ -115,3 +115,15 @@ def test_follow_up_turn_returns_to_its_own_slot():
     layout = slots(4, cached={2: conversation, 0: [*PROMPT[:100], 1]})
     placement = place(layout, PROMPT, keep_adjacent=True)
     assert placement.slot.seq_id == 2 and placement.n_common == 150 and not placement.copies
+
+
+def test_common_prefix_across_block_boundaries():
+    from hearth.engine.slots import common_prefix
+
+    base = list(range(2000))
+    for cut in (0, 1, 255, 256, 257, 511, 512, 1999):
+        other = [*base[:cut], -1, *base[cut + 1 :]]
+        assert common_prefix(base, other) == cut
+    assert common_prefix(base, base[:700]) == 700
+    assert common_prefix([], base) == 0
+    assert common_prefix(base, base) == 2000
