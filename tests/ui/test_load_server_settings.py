@@ -20,7 +20,9 @@ from hearth.hardware import GpuInfo, SystemMemory, estimate_memory
 from hearth.hardware.fit import CUDA_RESERVE_BYTES
 from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.dialogs.load_dialog import LoadDialog, place_layers, plain_load_error
+from hearth.ui.dialogs.load_dialog import LoadDialog
+from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.dialogs.load_placement import place_layers
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.request_log_table import COL_STATUS, FAILED_COLOR
 from hearth.ui.pages.server_panel import LAN_NEEDS_KEY

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QPushButton, QToolBar
 
 from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.dialogs.load_dialog import LoadDialog, plain_load_error, saved_load_options
+from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
+from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.first_run import FirstRunDialog
 from hearth.ui.pages.server_panel import ServerPanel
 from hearth.ui.pages.settings_page import SettingsPage

@@ -6,13 +6,14 @@ threads, mmap/mlock and parallel slots. The estimate comes from the GGUF header
 arithmetic and cheap enough to redo on every change. "Auto-fit" picks the most GPU
 layers that fit. The choices are remembered per model (by path) in the settings.
 
-``plain_load_error()`` turns the worker's load failures into words a user can act on.
+The memory arithmetic (``place_layers``) lives in ``load_placement`` and the plain
+wording of load failures (``plain_load_error``) in ``load_errors``; both stay importable
+from here for existing callers.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,145 +34,32 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
-from hearth.hardware.fit import (
-    CUDA_RESERVE_BYTES,
-    KV_CACHE_TYPES,
-    RAM_RESERVE_BYTES,
-    FitVerdict,
-    estimate_fit,
-)
+from hearth.hardware.fit import KV_CACHE_TYPES, FitVerdict, estimate_fit
 from hearth.hardware.probe import probe_system
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.dialogs.load_placement import Placement, place_layers, size_text
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
-GIB = 1024**3
-MIB = 1024**2
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "FLASH_CHOICES",
+    "MAX_CONTEXT",
+    "LoadDialog",
+    "Placement",
+    "place_layers",
+    "plain_load_error",
+    "saved_load_options",
+]
+
 FLASH_CHOICES = ("auto", "on", "off")
 DEFAULT_CONTEXT = 4096
 MAX_CONTEXT = 1 << 20
-
-
-def _size(n: int) -> str:
-    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
-
-
-# --------------------------------------------------------------------------- estimate
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where the memory goes with ``gpu_layers`` of the model's layers on the GPU."""
-
-    gpu_layers: int
-    n_layers: int
-    gpu_bytes: int
-    ram_bytes: int
-    free_vram: int
-    available_ram: int
-    unified: bool
-
-    @property
-    def fits(self) -> bool:
-        if self.unified:
-            return self.gpu_bytes <= self.free_vram and (
-                self.gpu_bytes + self.ram_bytes <= self.available_ram
-            )
-        return self.gpu_bytes <= self.free_vram and self.ram_bytes <= self.available_ram
-
-    def describe(self) -> str:
-        where = (
-            "all layers on the GPU"
-            if self.n_layers and self.gpu_layers >= self.n_layers
-            else f"{self.gpu_layers} of {self.n_layers} layers on the GPU"
-        )
-        gpu = (
-            f"GPU {_size(self.gpu_bytes)} of {_size(self.free_vram)} free"
-            if self.gpu_bytes or self.free_vram
-            else "no GPU memory used"
-        )
-        verdict = "fits" if self.fits else "does NOT fit: lower the layers or the context"
-        return (
-            f"{where}: {gpu}, RAM {_size(self.ram_bytes)} of "
-            f"{_size(self.available_ram)} available. It {verdict}."
-        )
-
-
-def place_layers(mem: MemoryBreakdown, gpu_layers: int, system: SystemMemory) -> Placement:
-    """Split ``mem`` between GPU and RAM with the last ``gpu_layers`` layers offloaded
-    (the way llama.cpp does it: the output head goes to the GPU only with all layers)."""
-    n = mem.n_layers
-    layers = max(0, min(gpu_layers, n))
-    full = n > 0 and layers == n
-    if layers == 0:
-        gpu, ram = 0, mem.total_bytes
-    else:
-        on_gpu = sum(mem.layer_weights[n - layers :])
-        gpu = on_gpu + layers * mem.kv_per_layer
-        ram = sum(mem.layer_weights) - on_gpu + mem.embedding_bytes + mem.other_bytes
-        ram += (n - layers) * mem.kv_per_layer + mem.logits_bytes
-        if full:
-            gpu += mem.output_bytes + mem.compute_bytes
-            ram += mem.compute_bytes // 8
-        else:
-            gpu += mem.gpu_compute_bytes
-            ram += mem.output_bytes + mem.compute_bytes
-    vram = sum(
-        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
-    )
-    return Placement(
-        gpu_layers=layers,
-        n_layers=n,
-        gpu_bytes=gpu,
-        ram_bytes=ram,
-        free_vram=vram,
-        available_ram=max(0, system.available_ram - RAM_RESERVE_BYTES),
-        unified=system.unified_memory,
-    )
-
-
-# --------------------------------------------------------------------------- errors
-
-
-def plain_load_error(message: str | None) -> str:
-    """A plain-words headline for a worker's load failure, followed by its details."""
-    text = (message or "").strip()
-    low = text.lower()
-    if any(
-        k in low
-        for k in ("out of memory", "failed to allocate", "cudamalloc", "oom", "could not create a")
-    ):
-        head = (
-            "Not enough memory to load this model. Offload fewer GPU layers, use a "
-            "shorter context or fewer parallel slots, or pick a smaller quantization."
-        )
-    elif any(
-        k in low for k in ("not a gguf", "gguf signature", "truncated", "corrupt", "unknown model")
-    ) or ("not found" in low and "model file" in low):
-        head = (
-            "This file is not a usable model: it is missing, incomplete or corrupt, "
-            "or not a GGUF file. Download it again or pick another file."
-        )
-    elif any(
-        k in low
-        for k in ("no gpu", "gpu backend", "no cuda", "cuda driver", "no usable gpu", "metal")
-    ):
-        head = (
-            "The GPU backend is missing: this build of llama.cpp cannot use the GPU. "
-            "Set GPU layers to 0 to run on the CPU, or install a GPU build."
-        )
-    elif "address already in use" in low or ("port" in low and "in use" in low):
-        head = "The endpoint's port is already in use; pick another port in the Server panel."
-    else:
-        return text or "The model could not be loaded."
-    return head + (f"\n\nDetails: {text}" if text else "")
-
-
-# --------------------------------------------------------------------------- dialog
 
 
 class LoadDialog(QDialog):
@@ -385,8 +273,8 @@ class LoadDialog(QDialog):
             self.estimate_changed.emit(text)
             return
         text = (
-            f"Weights {_size(mem.weights_bytes)}, KV cache {_size(mem.kv_cache_bytes)}, "
-            f"compute {_size(mem.compute_bytes)}.\n{place.describe()}"
+            f"Weights {size_text(mem.weights_bytes)}, KV cache {size_text(mem.kv_cache_bytes)}, "
+            f"compute {size_text(mem.compute_bytes)}.\n{place.describe()}"
         )
         color = "#1e7b34" if place.fits else "#b3261e"
         self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")

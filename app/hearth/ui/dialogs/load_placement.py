@@ -1,0 +1,91 @@
+"""Where a model's memory goes for a GPU-layer choice: the Load dialog's estimate.
+
+Pure arithmetic over ``hearth.hardware``'s ``MemoryBreakdown``, kept apart from the
+dialog so it can be tested (and redone on every slider move) without any widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hearth.hardware import MemoryBreakdown, SystemMemory
+from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes in GiB, or MiB below a tenth of a GiB, so small parts stay readable."""
+    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the memory goes with ``gpu_layers`` of the model's layers on the GPU."""
+
+    gpu_layers: int
+    n_layers: int
+    gpu_bytes: int
+    ram_bytes: int
+    free_vram: int
+    available_ram: int
+    unified: bool
+
+    @property
+    def fits(self) -> bool:
+        if self.unified:
+            return self.gpu_bytes <= self.free_vram and (
+                self.gpu_bytes + self.ram_bytes <= self.available_ram
+            )
+        return self.gpu_bytes <= self.free_vram and self.ram_bytes <= self.available_ram
+
+    def describe(self) -> str:
+        where = (
+            "all layers on the GPU"
+            if self.n_layers and self.gpu_layers >= self.n_layers
+            else f"{self.gpu_layers} of {self.n_layers} layers on the GPU"
+        )
+        gpu = (
+            f"GPU {size_text(self.gpu_bytes)} of {size_text(self.free_vram)} free"
+            if self.gpu_bytes or self.free_vram
+            else "no GPU memory used"
+        )
+        verdict = "fits" if self.fits else "does NOT fit: lower the layers or the context"
+        return (
+            f"{where}: {gpu}, RAM {size_text(self.ram_bytes)} of "
+            f"{size_text(self.available_ram)} available. It {verdict}."
+        )
+
+
+def place_layers(mem: MemoryBreakdown, gpu_layers: int, system: SystemMemory) -> Placement:
+    """Split ``mem`` between GPU and RAM with the last ``gpu_layers`` layers offloaded
+    (the way llama.cpp does it: the output head goes to the GPU only with all layers)."""
+    n = mem.n_layers
+    layers = max(0, min(gpu_layers, n))
+    full = n > 0 and layers == n
+    if layers == 0:
+        gpu, ram = 0, mem.total_bytes
+    else:
+        on_gpu = sum(mem.layer_weights[n - layers :])
+        gpu = on_gpu + layers * mem.kv_per_layer
+        ram = sum(mem.layer_weights) - on_gpu + mem.embedding_bytes + mem.other_bytes
+        ram += (n - layers) * mem.kv_per_layer + mem.logits_bytes
+        if full:
+            gpu += mem.output_bytes + mem.compute_bytes
+            ram += mem.compute_bytes // 8
+        else:
+            gpu += mem.gpu_compute_bytes
+            ram += mem.output_bytes + mem.compute_bytes
+    vram = sum(
+        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
+    )
+    return Placement(
+        gpu_layers=layers,
+        n_layers=n,
+        gpu_bytes=gpu,
+        ram_bytes=ram,
+        free_vram=vram,
+        available_ram=max(0, system.available_ram - RAM_RESERVE_BYTES),
+        unified=system.unified_memory,
+    )
