@@ -212,13 +212,13 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
         assert await _settled(arun, window) is WorkerState.READY
 
         # Create a key: shown once, copyable.
-        panel.key_name.setText("laptop")
+        panel.keys_box.key_name.setText("laptop")
         task = panel.create_key()
         assert task is not None
         await task
-        key = panel.new_key_field.text()
+        key = panel.keys_box.new_key_field.text()
         assert key.startswith("hk-") and [k.name for k in panel.keys] == ["laptop"]
-        panel.copy_new_button.click()
+        panel.keys_box.copy_new_button.click()
         assert QGuiApplication.clipboard().text() == key
 
         # Endpoint on at a free port: the worker relaunches there, keys accepted.
@@ -283,7 +283,7 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
         _shot(panel, tmp_path, "server")
 
         # Revoke: the worker relaunches and the key no longer opens it.
-        panel.keys_table.selectRow(0)
+        panel.keys_box.keys_table.selectRow(0)
         task = panel.revoke_selected_key()
         assert task is not None
         await task

@@ -3,8 +3,10 @@
 On/off, port and LAN relaunch the worker through the Supervisor with different
 arguments (``EndpointOptions``): "on" binds the chosen port (every interface with LAN)
 and accepts the keys stored in the keyring; "off" is the GUI's private random port.
-LAN needs at least one API key. Snippets for Continue, the OpenAI SDK and curl are
-shown with a placeholder; their Copy buttons put the selected (or newest) key in.
+LAN needs at least one API key; the key list itself is ``api_keys_box.ApiKeysBox``,
+while relaunching for a key change stays here. Snippets for Continue, the OpenAI SDK
+and curl are shown with a placeholder; their Copy buttons put the selected (or newest)
+key in.
 While the panel is visible it polls the worker's request log about once a second
 (every HTTP request with its status; see ``request_log_table``).
 """
@@ -12,7 +14,6 @@ While the panel is visible it polls the worker's request log about once a second
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import socket
 from dataclasses import replace
@@ -21,32 +22,26 @@ from typing import Any
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from hearth.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
-from hearth.config.api_keys import ApiKey, create_key, load_keys, revoke_key
-from hearth.config.secrets import SecretStoreError
+from hearth.config.api_keys import ApiKey
 from hearth.supervisor import EndpointOptions, Supervisor, SupervisorError, WorkerError
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.pages.api_keys_box import ApiKeysBox
 from hearth.ui.pages.request_log_table import RequestLogTable
 from hearth.ui.tasks import TaskSet
-from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +64,8 @@ def lan_address() -> str:
 
 
 class ServerPanel(QWidget):
+    """The endpoint switch, its keys, client snippets and the live request log."""
+
     endpoint_changed = Signal()  # after a relaunch finished (or failed: see status_label)
     keys_changed = Signal()
     log_updated = Signal()
@@ -80,7 +77,6 @@ class ServerPanel(QWidget):
         self.setAccessibleName("Server panel")
         self.supervisor = supervisor
         self.store = store
-        self.keys: list[ApiKey] = []
         self.requests: list[dict[str, Any]] = []
         self._tasks = TaskSet()
         self._apply_task: asyncio.Task[None] | None = None
@@ -129,55 +125,10 @@ class ServerPanel(QWidget):
         form.addRow(self.lan_check)
         form.addRow(self.status_label)
 
-        keys_box = QGroupBox("API keys", self)
-        self.key_name = QLineEdit(keys_box)
-        self.key_name.setPlaceholderText("Key name, e.g. laptop")
-        self.key_name.setAccessibleName("New key name")
-        self.create_button = QPushButton("Create", keys_box)
-        self.create_button.setAccessibleName("Create API key")
-        self.create_button.clicked.connect(self.create_key)
-        self.new_key_field = QLineEdit(keys_box)
-        self.new_key_field.setReadOnly(True)
-        self.new_key_field.setAccessibleName("New API key (shown once)")
-        self.new_key_field.setPlaceholderText("A new key is shown here once")
-        self.copy_new_button = QPushButton("Copy", keys_box)
-        self.copy_new_button.setAccessibleName("Copy the new API key")
-        self.copy_new_button.setEnabled(False)
-        self.copy_new_button.clicked.connect(
-            lambda: self._copy(self.new_key_field.text(), "The new key was copied.")
-        )
-        self.keys_table = QTableWidget(0, 3, keys_box)
-        self.keys_table.setAccessibleName("API keys")
-        self.keys_table.setHorizontalHeaderLabels(["Name", "Key", "Created"])
-        self.keys_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.keys_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.keys_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.keys_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.keys_table.setMaximumHeight(130)
-        self.copy_key_button = QPushButton("Copy", keys_box)
-        self.copy_key_button.setAccessibleName("Copy the selected API key")
-        self.copy_key_button.clicked.connect(self.copy_selected_key)
-        self.revoke_button = QPushButton("Revoke", keys_box)
-        self.revoke_button.setAccessibleName("Revoke the selected API key")
-        self.revoke_button.clicked.connect(self.revoke_selected_key)
-        self.keys_message = QLabel(keys_box)
-        self.keys_message.setWordWrap(True)
-        create_row = QHBoxLayout()
-        create_row.addWidget(self.key_name, 1)
-        create_row.addWidget(self.create_button)
-        new_row = QHBoxLayout()
-        new_row.addWidget(self.new_key_field, 1)
-        new_row.addWidget(self.copy_new_button)
-        key_buttons = QHBoxLayout()
-        key_buttons.addStretch(1)
-        key_buttons.addWidget(self.copy_key_button)
-        key_buttons.addWidget(self.revoke_button)
-        keys_layout = QVBoxLayout(keys_box)
-        keys_layout.addLayout(create_row)
-        keys_layout.addLayout(new_row)
-        keys_layout.addWidget(self.keys_table)
-        keys_layout.addLayout(key_buttons)
-        keys_layout.addWidget(self.keys_message)
+        self.keys_box = ApiKeysBox(self)
+        self.keys_box.create_button.clicked.connect(self.create_key)
+        self.keys_box.revoke_button.clicked.connect(self.revoke_selected_key)
+        self.keys_box.keys_changed.connect(self._keys_shown)
 
         self.snippet_tabs = QTabWidget(self)
         self.snippet_tabs.setAccessibleName("Client configuration")
@@ -202,7 +153,7 @@ class ServerPanel(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(endpoint_box, 1)
-        top.addWidget(keys_box, 1)
+        top.addWidget(self.keys_box, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(QLabel("<b>Ready-to-paste configuration</b>", self))
@@ -302,44 +253,25 @@ class ServerPanel(QWidget):
         self.endpoint_changed.emit()
 
     # ------------------------------------------------------------------ keys
-    def refresh_keys(self) -> asyncio.Task[None]:
-        return self._tasks.spawn(self._refresh_keys(), name="keys-refresh")
+    @property
+    def keys(self) -> list[ApiKey]:
+        """The keyring's keys as last read by the keys box."""
+        return self.keys_box.keys
 
-    async def _refresh_keys(self) -> None:
-        try:
-            self.keys = await in_thread(load_keys)
-        except SecretStoreError as exc:
-            self.keys = []
-            self.keys_message.setText(exc.message)
-        self._show_keys()
-
-    def _show_keys(self) -> None:
-        self.keys_table.setRowCount(len(self.keys))
-        for row, key in enumerate(self.keys):
-            created = dt.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
-            for col, text in enumerate((key.name, key.masked, created)):
-                self.keys_table.setItem(row, col, QTableWidgetItem(text))
-        if self.keys and not self.keys_table.selectedItems():
-            self.keys_table.selectRow(len(self.keys) - 1)
+    def _keys_shown(self) -> None:
         self._refresh_snippets()
         self.keys_changed.emit()
 
+    def refresh_keys(self) -> asyncio.Task[None]:
+        return self._tasks.spawn(self.keys_box.reload(), name="keys-refresh")
+
     def create_key(self) -> asyncio.Task[None] | None:
-        name = self.key_name.text().strip() or f"key {len(self.keys) + 1}"
+        name = self.keys_box.new_key_name()
         return self._tasks.spawn(self._create(name), name="key-create")
 
     async def _create(self, name: str) -> None:
-        try:
-            key = await in_thread(create_key, name)
-        except SecretStoreError as exc:
-            self.keys_message.setText(exc.message)
+        if not await self.keys_box.add_key(name):
             return
-        self.key_name.clear()
-        self.new_key_field.setText(key.key)
-        self.copy_new_button.setEnabled(True)
-        self.keys_message.setText(f"Key '{name}' created. Copy it now: it is not shown again.")
-        await self._refresh_keys()
-        self.keys_table.selectRow(len(self.keys) - 1)
         if self.supervisor.endpoint.enabled and self.supervisor.process is not None:
             # A running endpoint reads the keyring at launch: relaunch to accept the key.
             await self._relaunch()
@@ -351,35 +283,15 @@ class ServerPanel(QWidget):
             self.status_label.setText(f"The endpoint could not restart: {exc}")
         self.supervisor_changed()
 
-    def selected_key(self) -> ApiKey | None:
-        rows = self.keys_table.selectionModel().selectedRows()
-        if rows and rows[0].row() < len(self.keys):
-            return self.keys[rows[0].row()]
-        return self.keys[-1] if self.keys else None
-
-    def copy_selected_key(self) -> None:
-        key = self.selected_key()
-        if key is not None:
-            self._copy(key.key, f"Key '{key.name}' was copied.")
-
     def revoke_selected_key(self) -> asyncio.Task[None] | None:
-        rows = self.keys_table.selectionModel().selectedRows()
-        if not rows or rows[0].row() >= len(self.keys):
-            self.keys_message.setText("Select a key to revoke.")
+        key = self.keys_box.key_to_revoke()
+        if key is None:
             return None
-        return self._tasks.spawn(self._revoke(self.keys[rows[0].row()]), name="key-revoke")
+        return self._tasks.spawn(self._revoke(key), name="key-revoke")
 
     async def _revoke(self, key: ApiKey) -> None:
-        try:
-            await in_thread(revoke_key, key.name)
-        except SecretStoreError as exc:
-            self.keys_message.setText(exc.message)
+        if not await self.keys_box.revoke(key):
             return
-        if self.new_key_field.text() == key.key:
-            self.new_key_field.clear()
-            self.copy_new_button.setEnabled(False)
-        self.keys_message.setText(f"Key '{key.name}' was revoked.")
-        await self._refresh_keys()
         opts = self.supervisor.endpoint
         if opts.lan and not self.keys:
             self.lan_check.blockSignals(True)
@@ -392,15 +304,11 @@ class ServerPanel(QWidget):
         if opts.enabled and self.supervisor.process is not None:
             await self._relaunch()  # the revoked key stops working now
 
-    # ------------------------------------------------------------------ copy
-    def _copy(self, text: str, message: str) -> None:
-        QGuiApplication.clipboard().setText(text)
-        self.keys_message.setText(message)
-
+    # ------------------------------------------------------------------ snippets
     def snippet_text(self, kind: str) -> str:
         """The snippet as copied: with the selected (or newest) key in place."""
         text = SNIPPETS[kind](self.endpoint())
-        key = self.selected_key()
+        key = self.keys_box.selected_key()
         if key is not None:
             text = text.replace(KEY_PLACEHOLDER, key.key)
         return text
