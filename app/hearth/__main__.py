@@ -16,6 +16,11 @@ def main(argv: list[str] | None = None) -> int:
         from hearth.engine.quantize import main as quantize_main
 
         return quantize_main(args[1:])
+    if args and args[0] == "--backend-info":  # the GUI's probe (supervisor/backend_probe)
+        from hearth.engine.backend import describe_json
+
+        sys.stdout.write(describe_json() + "\n")
+        return 0
     if args and args[0] == "--worker":
         from hearth.cli import worker_main
 

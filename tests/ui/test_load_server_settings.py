@@ -308,9 +308,11 @@ def test_settings_persist_and_first_run_once(
 ) -> None:
     from hearth.ui import first_run
 
-    # The backend probe loads llama.cpp; a fixed answer keeps this test quick.
+    # The backend probe runs a child process; a fixed answer keeps this test quick.
     monkeypatch.setattr(
-        first_run, "probe_backend", lambda: first_run.BackendInfo("CPU", False, "CPU : AVX2 = 1")
+        first_run,
+        "probe_backend",
+        lambda _probe: first_run.BackendInfo("CPU", False, "CPU : AVX2 = 1"),
     )
     folder = tmp_path / "more-models"
     folder.mkdir()

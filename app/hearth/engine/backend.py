@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import logging
 import os
 
@@ -61,3 +62,8 @@ def system_info() -> str:
 
 def supports_gpu_offload() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def describe_json() -> str:
+    """One JSON line for ``hearth --backend-info`` (read by supervisor/backend_probe)."""
+    return json.dumps({"system_info": system_info(), "gpu_offload": supports_gpu_offload()})

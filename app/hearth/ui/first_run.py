@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
+from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -121,16 +122,14 @@ def backend_name(system_info: str, gpu_offload: bool) -> str:
     return "GPU" if gpu_offload else "CPU"
 
 
-def probe_backend() -> BackendInfo:
-    """The llama.cpp backend compiled into this install (loads llama.cpp; call it on a
-    worker thread)."""
-    try:
-        from hearth.engine import backend
-    except Exception as exc:  # a broken or missing native library
-        return BackendInfo("unavailable", False, str(exc))
-    info = backend.system_info()
-    offload = backend.supports_gpu_offload()
-    return BackendInfo(backend_name(info, offload), offload, info.strip())
+def probe_backend(probe: BackendProbe) -> BackendInfo:
+    """The llama.cpp backend compiled into this install (blocking: a child process
+    answers the first time; call it on a worker thread)."""
+    report = probe.report()
+    if report.error is not None:  # a broken or missing native library
+        return BackendInfo("unavailable", False, report.error)
+    offload = report.gpu_offload
+    return BackendInfo(backend_name(report.system_info, offload), offload, report.system_info)
 
 
 def _size(n: int) -> str:
@@ -168,9 +167,11 @@ class FirstRunDialog(QDialog):
         *,
         system: SystemMemory | None = None,
         backend: BackendInfo | None = None,
+        backend_probe: BackendProbe | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._backend_probe = backend_probe or BackendProbe()
         self.setWindowTitle("Welcome to Hearth")
         self.setAccessibleName("Welcome to Hearth")
         self.resize(760, 520)
@@ -222,7 +223,7 @@ class FirstRunDialog(QDialog):
             self.system = await in_thread(probe_system)
         self.hardware_label.setText(hardware_summary(self.system, self.backend))
         if self.backend is None:
-            self.backend = await in_thread(probe_backend)
+            self.backend = await in_thread(probe_backend, self._backend_probe)
         self.hardware_label.setText(hardware_summary(self.system, self.backend))
         self._show_fits()
         self.ready.emit()

@@ -17,17 +17,17 @@ from hearth.config.paths import AppPaths, default_paths
 from hearth.hardware.probe import SystemMemory
 from hearth.hub import DownloadEvent, DownloadManager, DownloadState
 from hearth.library import Library
+from hearth.supervisor.backend_probe import BackendProbe
 
 log = logging.getLogger(__name__)
 
 
-def probe_for_fit() -> SystemMemory:
+def probe_for_fit(backend: BackendProbe) -> SystemMemory:
     """The machine as llama.cpp will see it (blocking: call it off the Qt thread)."""
-    from hearth.engine.backend import supports_gpu_offload
     from hearth.hardware.probe import probe_system
 
     system = probe_system()
-    return system if supports_gpu_offload() else system.without_gpus()
+    return system if backend.report().gpu_offload else system.without_gpus()
 
 
 class AppServices(QObject):
@@ -54,6 +54,7 @@ class AppServices(QObject):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._system: SystemMemory | None = system
         self._system_lock = asyncio.Lock()
+        self.backend = BackendProbe()  # llama.cpp's build, asked of a child process
         self.closed = False
 
     # ------------------------------------------------------------------ downloads
@@ -84,7 +85,7 @@ class AppServices(QObject):
         """RAM/VRAM as llama.cpp sees it, probed once per app run (off the Qt thread)."""
         async with self._system_lock:
             if self._system is None:
-                self._system = await asyncio.to_thread(probe_for_fit)
+                self._system = await asyncio.to_thread(probe_for_fit, self.backend)
             return self._system
 
     # ------------------------------------------------------------------ close
