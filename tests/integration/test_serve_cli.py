@@ -49,6 +49,27 @@ def test_refuses_lan_without_key(tiny_model_q8):
     assert "--api-key" in result.stderr
 
 
+def test_batch_smaller_than_slots_is_refused(tiny_model_q8):
+    result = subprocess.run(
+        [sys.executable, "-m", "hearth", "serve", "--model", str(tiny_model_q8),
+         "--parallel", "8", "--batch", "4", "--port", "0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--batch must be at least --parallel" in result.stderr
+
+
+def test_engine_refuses_batch_smaller_than_slots(tiny_model_q8):
+    import pytest
+
+    from hearth.core.errors import ModelLoadError
+    from hearth.core.model_info import LoadConfig
+    from hearth.engine.engine import Engine
+
+    with pytest.raises(ModelLoadError, match="at least the number of parallel slots"):
+        Engine().load(LoadConfig(model_path=tiny_model_q8, n_ctx=64, n_parallel=8, n_batch=4))
+
+
 def test_corrupt_model_exits_with_clear_message(tmp_path):
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"this is not a model")

@@ -137,6 +137,11 @@ class LlamaModel:
 
     def _create_context(self) -> llama_cpp.llama_context_p:
         cfg = self.config
+        if cfg.n_batch < cfg.n_parallel:  # every decoding slot puts a token in each batch
+            raise ModelLoadError(
+                f"The batch size ({cfg.n_batch}) must be at least the number of parallel "
+                f"slots ({cfg.n_parallel})."
+            )
         params = llama_cpp.llama_context_default_params()
         params.n_seq_max = cfg.n_parallel
         params.n_ctx = cfg.n_ctx * cfg.n_parallel

@@ -228,6 +228,8 @@ def validate_options(options: ServeOptions) -> list[str]:
         problems.append("--parallel must be between 1 and 64.")
     if load.n_batch < 1 or load.n_ubatch < 1:
         problems.append("--batch and --ubatch must be positive.")
+    elif load.n_batch < load.n_parallel:
+        problems.append("--batch must be at least --parallel: each decoding slot adds a token.")
     if not 0 <= options.port <= 65535:
         problems.append("--port must be between 0 and 65535.")
     return problems
