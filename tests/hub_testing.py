@@ -76,6 +76,15 @@ def manager_for(models: Path, **kw: Any) -> DownloadManager:
     return DownloadManager(models, **kw)
 
 
+async def pull_once(models: Path, repo: str, name: str, **kw: Any) -> Path:
+    """Pull one file with a fresh manager, closed afterwards (a new app run)."""
+    manager = manager_for(models, **kw)
+    try:
+        return await manager.pull(repo, name)
+    finally:
+        await manager.aclose()
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -32,6 +32,7 @@ from hub_testing import (
     manager_for,
     models,
     no_partial_state,
+    pull_once,
     run,
     sha,
     until,
@@ -194,15 +195,8 @@ def test_gated_repo_gives_exact_guidance(
 ) -> None:
     repo = "corp/gated-GGUF"
 
-    async def attempt() -> Path:
-        manager = manager_for(models, token_provider=keyring_token)
-        try:
-            return await manager.pull(repo, "g-Q4_0.gguf")
-        finally:
-            await manager.aclose()
-
     with pytest.raises(GatedRepoAccessError) as no_token:
-        run(attempt())
+        run(pull_once(models, repo, "g-Q4_0.gguf", token_provider=keyring_token))
     assert "Add a Hugging Face token" in no_token.value.message
     assert f"accept the licence at {hub.url}/{repo}" in no_token.value.message
     assert no_token.value.status == 401
@@ -210,11 +204,11 @@ def test_gated_repo_gives_exact_guidance(
     hub.valid_tokens.add("hf_member")
     set_hf_token("hf_member")  # read back from the (file) keyring by the manager
     with pytest.raises(GatedRepoAccessError) as not_granted:
-        run(attempt())
+        run(pull_once(models, repo, "g-Q4_0.gguf", token_provider=keyring_token))
     assert f"Accept the licence at {hub.url}/{repo}" in not_granted.value.message
     assert not_granted.value.status == 403
 
     hub.repos[repo].granted.add("hf_member")
-    path = run(attempt())
+    path = run(pull_once(models, repo, "g-Q4_0.gguf", token_provider=keyring_token))
     assert sha(path.read_bytes()) == sha(blobs[SMALL])
     assert not any(p.suffix in (".part", ".json") for p in models.rglob("*"))

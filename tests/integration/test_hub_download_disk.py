@@ -27,6 +27,7 @@ from hub_testing import (
     isolated_hf,
     manager_for,
     models,
+    pull_once,
     run,
     sha,
 )
@@ -99,14 +100,7 @@ def test_disk_full_while_writing_keeps_a_consistent_prefix(
     assert have == 2 * 1024 * 1024  # truncated back to the last whole, hashed write
     assert part_path(dest).read_bytes() == blobs[MID][:have]
 
-    async def after_freeing_space() -> Path:
-        manager = manager_for(models)
-        try:
-            return await manager.pull(REPO, MID)
-        finally:
-            await manager.aclose()
-
-    path = run(after_freeing_space())
+    path = run(pull_once(models, REPO, MID))
     assert sha(path.read_bytes()) == sha(blobs[MID])
     assert hub.file_gets(REPO, MID)[-1].range_start == have
 

@@ -41,6 +41,7 @@ from hub_testing import (
     manager_for,
     models,
     no_partial_state,
+    pull_once,
     run,
     sha,
     until,
@@ -156,14 +157,7 @@ def test_dropped_connections_are_retried_and_resumed(
     hub.drop_after(REPO, MID, 1_000_000, 1_500_000)  # the first two bodies break midway
     events: list[DownloadEvent] = []
 
-    async def scenario() -> Path:
-        manager = manager_for(models, on_event=events.append)
-        try:
-            return await manager.pull(REPO, MID)
-        finally:
-            await manager.aclose()
-
-    path = run(scenario())
+    path = run(pull_once(models, REPO, MID, on_event=events.append))
     assert sha(path.read_bytes()) == sha(blobs[MID])
     starts = [r.range_start for r in hub.file_gets(REPO, MID)]
     assert len(starts) == 3 and starts[0] is None
@@ -179,15 +173,8 @@ def test_stalled_transfer_times_out_and_resumes(
     hub.drop_after(REPO, MID, 3_900_000)
     hub.stall_s = 3.0
 
-    async def scenario() -> Path:
-        manager = manager_for(models, timeout=httpx.Timeout(5.0, read=0.3))
-        try:
-            return await manager.pull(REPO, MID)
-        finally:
-            await manager.aclose()
-
     start = time.monotonic()
-    path = run(scenario())
+    path = run(pull_once(models, REPO, MID, timeout=httpx.Timeout(5.0, read=0.3)))
     assert time.monotonic() - start < 2.5  # gave up on the silent connection, not waited
     assert sha(path.read_bytes()) == sha(blobs[MID])
     starts = [r.range_start for r in hub.file_gets(REPO, MID)]
@@ -200,14 +187,7 @@ def test_server_ignoring_range_restarts_cleanly(
     hub.drop_after(REPO, MID, 1_500_000)
     hub.ignore_range = True  # the retry gets 200 and the whole body again
 
-    async def scenario() -> Path:
-        manager = manager_for(models)
-        try:
-            return await manager.pull(REPO, MID)
-        finally:
-            await manager.aclose()
-
-    path = run(scenario())
+    path = run(pull_once(models, REPO, MID))
     assert sha(path.read_bytes()) == sha(blobs[MID])
     starts = [r.range_start for r in hub.file_gets(REPO, MID)]
     assert starts[0] is None and starts[1] is not None and starts[1] > 0  # asked, got 200
@@ -218,15 +198,8 @@ def test_server_errors_are_retried_with_backoff(
 ) -> None:
     hub.fail_next(REPO, SMALL, 503, 502)
 
-    async def scenario() -> Path:
-        manager = manager_for(models)
-        try:
-            return await manager.pull(REPO, SMALL)
-        finally:
-            await manager.aclose()
-
     start = time.monotonic()
-    path = run(scenario())
+    path = run(pull_once(models, REPO, SMALL))
     assert sha(path.read_bytes()) == sha(blobs[SMALL])
     assert time.monotonic() - start >= 0.05 + 0.1  # two backoff waits happened
 
