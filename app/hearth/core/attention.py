@@ -26,9 +26,21 @@ def score_buffer_bytes(n_kv: int, n_ubatch: int, n_head: int) -> int:
 
 
 def auto_turns_flash_attention_off(
-    *, gpu_offload: bool, cache_type_v: str, n_kv: int, n_ubatch: int, n_head: int
+    *,
+    gpu_offload: bool,
+    cache_type_v: str,
+    n_ctx: int,
+    n_slots: int,
+    kv_unified: bool,
+    n_batch: int,
+    n_ubatch: int,
+    n_head: int,
 ) -> bool:
-    """True where Hearth's "auto" disables flash attention instead of asking llama.cpp."""
+    """True where Hearth's "auto" disables flash attention instead of asking llama.cpp.
+
+    Takes the load's own knobs (``n_ctx`` per slot), so the engine and the fit estimate
+    derive the attention span and micro-batch the same way."""
     if gpu_offload or cache_type_v.lower() not in _PLAIN_V_CACHES:
         return False
-    return score_buffer_bytes(n_kv, n_ubatch, n_head) <= MAX_CPU_SCORE_BYTES
+    n_kv = n_ctx * (n_slots if kv_unified else 1)
+    return score_buffer_bytes(n_kv, min(n_ubatch, n_batch), n_head) <= MAX_CPU_SCORE_BYTES

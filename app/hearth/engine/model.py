@@ -169,16 +169,18 @@ class LlamaModel:
         if cfg.flash_attention is not FlashAttention.AUTO:
             return _FLASH_ATTN[cfg.flash_attention]
         n_layer = int(llama_cpp.llama_model_n_layer(self._model))
-        n_kv = cfg.n_ctx * (cfg.n_parallel if cfg.kv_unified else 1)
         off = auto_turns_flash_attention_off(
             gpu_offload=offloaded_layers(cfg.n_gpu_layers, n_layer, list_devices()) > 0,
             cache_type_v=cfg.cache_type_v,
-            n_kv=n_kv,
-            n_ubatch=min(cfg.n_ubatch, cfg.n_batch),
+            n_ctx=cfg.n_ctx,
+            n_slots=cfg.n_parallel,
+            kv_unified=cfg.kv_unified,
+            n_batch=cfg.n_batch,
+            n_ubatch=cfg.n_ubatch,
             n_head=int(llama_cpp.llama_model_n_head(self._model)),
         )
         if off:
-            log.info("flash attention auto: off (CPU only, %d-token context)", n_kv)
+            log.info("flash attention auto: off (CPU only, %d-token context)", cfg.n_ctx)
             return llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         return llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO
 

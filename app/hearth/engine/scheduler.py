@@ -74,7 +74,7 @@ class Scheduler:
         # What the context really took: llama.cpp caps n_batch at the total context.
         self._n_batch = int(llama_cpp.llama_n_batch(model.ctx))
         self._n_ubatch = int(llama_cpp.llama_n_ubatch(model.ctx))
-        self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]
+        self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]  # index = seq id
         self._queue: collections.deque[Job] = collections.deque()
         self._cond = threading.Condition()
         self._stopping = False
@@ -147,6 +147,9 @@ class Scheduler:
     def _any_busy(self) -> bool:
         return any(s.busy for s in self._slots)
 
+    def _all_busy(self) -> bool:
+        return all(s.busy for s in self._slots)
+
     def _gather_arrivals(self, was_idle: bool) -> None:
         """Let requests sent at the same moment join the step that prefills this one.
 
@@ -156,7 +159,7 @@ class Scheduler:
         a handler within ``_QUIET_S`` of the last one. Never longer than ``_GATHER_S``.
         """
         deadline = time.perf_counter() + _GATHER_S
-        while not all(s.busy for s in self._slots):
+        while not self._all_busy():
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return
@@ -171,7 +174,7 @@ class Scheduler:
         started = 0
         while True:
             with self._cond:
-                if not self._queue or all(s.busy for s in self._slots):
+                if not self._queue or self._all_busy():
                     return started
                 job = self._queue.popleft()
             if job.cancelled.is_set():
@@ -188,10 +191,9 @@ class Scheduler:
     def _start(self, placement: Placement, job: Job) -> None:
         slot = placement.slot
         memory = self._model.memory
-        by_id = {s.seq_id: s for s in self._slots}
         for copy in placement.copies:
             llama_cpp.llama_memory_seq_cp(memory, copy.source, copy.target, -1, -1)
-            source, target = by_id[copy.source], by_id[copy.target]
+            source, target = self._slots[copy.source], self._slots[copy.target]
             target.cached = list(source.cached)
             target.last_used = source.last_used
             log.debug("slot %d: KV copied from slot %d", copy.target, copy.source)
@@ -205,7 +207,6 @@ class Scheduler:
         slot.n_generated = 0
         slot.pending_logprobs = []
         slot.pending_token = None
-        slot.finish = None
         slot.started_at = time.perf_counter()
         slot.first_token_at = 0.0
         slot.prompt_done_at = 0.0

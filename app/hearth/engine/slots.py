@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hearth.core.generation import FinishReason, GenerationEvent, TokenLogprob, Usage
+from hearth.core.generation import GenerationEvent, TokenLogprob, Usage
 from hearth.core.sampling import SamplingParams
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.text_stream import TextStream
@@ -63,7 +63,6 @@ class Slot:
     started_at: float = 0.0
     first_token_at: float = 0.0
     prompt_done_at: float = 0.0
-    finish: FinishReason | None = None
     pending_logprobs: list[TokenLogprob] = field(default_factory=list)
 
     def take_logprobs(self) -> tuple[TokenLogprob, ...]:

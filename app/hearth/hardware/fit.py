@@ -201,8 +201,11 @@ def estimate_memory(
         flash = not auto_turns_flash_attention_off(
             gpu_offload=gpu_offload,
             cache_type_v=plan.cache_type_v,
-            n_kv=plan.n_ctx * (plan.n_slots if plan.kv_unified else 1),
-            n_ubatch=min(plan.n_ubatch, plan.n_batch),
+            n_ctx=plan.n_ctx,
+            n_slots=plan.n_slots,
+            kv_unified=plan.kv_unified,
+            n_batch=plan.n_batch,
+            n_ubatch=plan.n_ubatch,
             n_head=n_head,
         )
     mask = n_kv / 2 if flash else n_kv
