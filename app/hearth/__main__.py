@@ -32,10 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         from hearth.cli import main as cli_main
 
-        return cli_main(args)
+        return cli_main(args, open_gui=_open_gui)
+    return _open_gui(sys.argv[:1])
+
+
+def _open_gui(argv: list[str]) -> int:
+    """The GUI, imported only now: the CLI and the worker never load Qt."""
     from hearth.ui.app import run_gui
 
-    return run_gui(sys.argv[:1])
+    return run_gui(argv)
 
 
 if __name__ == "__main__":

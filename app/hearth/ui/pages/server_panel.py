@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
+from hearth.core.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
 from hearth.config.api_keys import ApiKey
 from hearth.supervisor import EndpointOptions, Supervisor, SupervisorError, WorkerError
 from hearth.ui.app_settings import SettingsStore

@@ -1,81 +1,46 @@
-"""CLI verbs for Hugging Face: search, pull (with a fit check first), login/logout."""
+"""``hearth pull``: download a GGUF model from Hugging Face, checking the fit first.
+
+Without a quantization named, it picks the largest one that fits this machine; the
+download resumes after a drop or a quit and is verified before it is kept.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hearth.cli_progress import ProgressLine, human_bytes
+from hearth.cli.console import err, out
+from hearth.cli.fit import usable_system
+from hearth.cli.progress import ProgressLine
+from hearth.core.units import format_bytes
 
 if TYPE_CHECKING:
     from hearth.hardware.fit import FitEstimate
-    from hearth.hardware.probe import SystemMemory
     from hearth.hub import DownloadEvent, GgufModel, RepoListing
     from hearth.library.gguf_metadata import GgufMetadata
 
 
-def add_hub_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    search = verbs.add_parser("search", help="search GGUF models on Hugging Face")
-    search.add_argument("query", nargs="?", default="")
-    search.add_argument(
-        "--sort", choices=["downloads", "likes", "last_modified"], default="downloads"
-    )
-    search.add_argument("--limit", type=int, default=20)
+def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pull = verbs.add_parser("pull", help="download a GGUF model (resumable, verified)")
     pull.add_argument("ref", help="OWNER/REPO or OWNER/REPO:QUANT (e.g. :Q4_K_M)")
     pull.add_argument("--ctx", type=int, default=4096, help="context to check the fit for")
     pull.add_argument("--force", action="store_true", help="download even if it won't fit")
     pull.add_argument("--list", action="store_true", help="only list the quantizations")
-    login = verbs.add_parser("login", help="store a Hugging Face token in the OS keyring")
-    login.add_argument("--token", default=None, help="the token (prompted for if omitted)")
-    verbs.add_parser("logout", help="forget the stored Hugging Face token")
+    pull.set_defaults(handler=run)
 
 
-def run_hub_verb(args: argparse.Namespace) -> int | None:
-    handlers = {"search": _search, "pull": _pull, "login": _login, "logout": _logout}
-    handler = handlers.get(args.verb)
-    return handler(args) if handler else None
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
-def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-
-
-def _search(args: argparse.Namespace) -> int:
-    from hearth.core.errors import HearthError
-    from hearth.hub import search_models
-
-    try:
-        results = search_models(args.query, sort=args.sort, limit=args.limit)
-    except HearthError as exc:
-        _err(exc.message)
-        return 1
-    if not results:
-        _out("No GGUF models match.")
-    for r in results:
-        gated = "  (gated)" if r.gated else ""
-        _out(f"{r.repo_id:<60} {r.downloads:>10,} downloads {r.likes:>6,} likes{gated}")
-    return 0
-
-
-def _pull(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from hearth.core.errors import HearthError
 
     try:
         return asyncio.run(_pull_async(args))
     except HearthError as exc:
-        _err(exc.message)
+        err(exc.message)
         return 1
     except KeyboardInterrupt:
-        _err("Paused. Run the same command again to resume where it stopped.")
+        err("Paused. Run the same command again to resume where it stopped.")
         return 130
 
 
@@ -87,16 +52,16 @@ async def _pull_async(args: argparse.Namespace) -> int:
     repo_id, _, quant = args.ref.partition(":")
     listing = list_repo_gguf(repo_id)
     if not listing.models:
-        _err(f"{repo_id} has no GGUF files.")
+        err(f"{repo_id} has no GGUF files.")
         return 1
     if args.list:
         for entry in listing.models:
-            size = human_bytes(entry.total_size or 0)
-            _out(f"{entry.quant or '?':<10} {size:>10}  {entry.name}")
+            size = format_bytes(entry.total_size or 0)
+            out(f"{entry.quant or '?':<10} {size:>10}  {entry.name}")
         return 0
     model = _choose(listing, quant)
     if model is None:
-        _err(f"No {quant} file in {repo_id}. Available: {', '.join(listing.quants) or 'none'}.")
+        err(f"No {quant} file in {repo_id}. Available: {', '.join(listing.quants) or 'none'}.")
         return 1
     revision = listing.commit or "main"
     meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
@@ -108,10 +73,10 @@ async def _pull_async(args: argparse.Namespace) -> int:
             meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                                    size=model.files[0].size)  # fmt: skip
     verdict = _fit(meta, args.ctx)
-    _out(f"{repo_id} {model.quant or model.name}: {human_bytes(model.total_size or 0)}")
-    _out(f"Fit at {args.ctx} tokens: {verdict.summary}")
+    out(f"{repo_id} {model.quant or model.name}: {format_bytes(model.total_size or 0)}")
+    out(f"Fit at {args.ctx} tokens: {verdict.summary}")
     if verdict.verdict.value == "won't fit" and not args.force:
-        _err("It won't fit on this machine; pick a smaller quantization or pass --force.")
+        err("It won't fit on this machine; pick a smaller quantization or pass --force.")
         return 1
     paths = default_paths().ensure()
     bars: dict[int, ProgressLine] = {}
@@ -131,7 +96,7 @@ async def _pull_async(args: argparse.Namespace) -> int:
             return 1
     for bar in bars.values():
         bar.close()
-    _out(f"Downloaded and verified: {files[0]}")
+    out(f"Downloaded and verified: {files[0]}")
     _check_quant_name(model, files[0])
     return 0
 
@@ -142,7 +107,7 @@ def _check_quant_name(model: GgufModel, path: Path) -> None:
 
     actual = read_metadata(path).quantization
     if model.quant and actual and actual.upper() != model.quant.upper():
-        _err(f"Note: the file name says {model.quant}, but the file is {actual}.")
+        err(f"Note: the file name says {model.quant}, but the file is {actual}.")
 
 
 def _suggest(listing: RepoListing, meta: GgufMetadata, n_ctx: int) -> GgufModel | None:
@@ -153,7 +118,7 @@ def _suggest(listing: RepoListing, meta: GgufMetadata, n_ctx: int) -> GgufModel 
         for m in listing.models
         if m.complete and m.total_size
     ]
-    suggestion = suggest_quantization(meta, candidates, ContextPlan(n_ctx=n_ctx), _system())
+    suggestion = suggest_quantization(meta, candidates, ContextPlan(n_ctx=n_ctx), usable_system())
     if suggestion is None:
         return None
     return next((m for m in listing.models if m.name == suggestion.candidate.name), None)
@@ -168,43 +133,7 @@ def _choose(listing: RepoListing, quant: str) -> GgufModel | None:
     return preferred[0] if preferred else models[0]
 
 
-def _system() -> SystemMemory:
-    from hearth.engine.backend import supports_gpu_offload
-    from hearth.hardware.probe import probe_system
-
-    system = probe_system()
-    return system if supports_gpu_offload() else system.without_gpus()
-
-
 def _fit(meta: GgufMetadata, n_ctx: int) -> FitEstimate:
     from hearth.hardware.fit import ContextPlan, estimate_fit
 
-    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), _system())
-
-
-def _login(args: argparse.Namespace) -> int:
-    from hearth.config.secrets import SecretStoreError, set_hf_token
-
-    token = args.token or getpass.getpass("Hugging Face token (input hidden): ")
-    if not token.strip():
-        _err("No token given.")
-        return 2
-    try:
-        set_hf_token(token.strip())
-    except SecretStoreError as exc:
-        _err(str(exc))
-        return 1
-    _out("Token saved in the OS keyring.")
-    return 0
-
-
-def _logout(_args: argparse.Namespace) -> int:
-    from hearth.config.secrets import SecretStoreError, delete_hf_token
-
-    try:
-        delete_hf_token()
-    except SecretStoreError as exc:
-        _err(str(exc))
-        return 1
-    _out("Token removed.")
-    return 0
+    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), usable_system())

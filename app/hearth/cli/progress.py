@@ -6,20 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
-
-
-def human_duration(seconds: float) -> str:
-    seconds = int(max(seconds, 0))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+from hearth.core.units import format_bytes, format_duration
 
 
 class ProgressLine:
@@ -48,10 +35,10 @@ class ProgressLine:
             bar = "#" * int(fraction * 24)
             parts.append(f"[{bar:<24}] {fraction:6.1%}")
         if self.unit == "bytes":
-            parts.append(human_bytes(done) + (f" / {human_bytes(total)}" if total else ""))
-            parts.append(f"{human_bytes(rate)}/s")
+            parts.append(format_bytes(done) + (f" / {format_bytes(total)}" if total else ""))
+            parts.append(f"{format_bytes(rate)}/s")
         if total and rate > 0 and done < total:
-            parts.append(f"ETA {human_duration((total - done) / rate)}")
+            parts.append(f"ETA {format_duration((total - done) / rate)}")
         line = "  ".join(parts)
         self.stream.write(("\r" + line + "\x1b[K") if self._tty else line + "\n")
         self.stream.flush()

@@ -11,12 +11,10 @@ import json
 import logging
 import sys
 
-from hearth.config.folders import user_folders
-
 log = logging.getLogger(__name__)
 
 
-def add_paths_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     paths = verbs.add_parser(
         "paths",
         help="show where data, settings, logs and models live",
@@ -24,12 +22,12 @@ def add_paths_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "(platformdirs, or HEARTH_DATA_DIR / HEARTH_CONFIG_DIR when set).",
     )
     paths.add_argument("--json", action="store_true", help="machine-readable output")
+    paths.set_defaults(handler=run)
 
 
-def run_paths_verb(args: argparse.Namespace) -> int | None:
-    """Handle ``paths``; None for any other verb."""
-    if args.verb != "paths":
-        return None
+def run(args: argparse.Namespace) -> int:
+    from hearth.config.folders import user_folders
+
     folders = user_folders()
     if args.json:
         sys.stdout.write(json.dumps({f.key: str(f.path) for f in folders}, indent=2) + "\n")

@@ -7,7 +7,7 @@ import datetime
 import sys
 
 
-def add_key_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keys = verbs.add_parser("keys", help="create, list and revoke API keys for the endpoint")
     actions = keys.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="make a new key and print it once")
@@ -16,11 +16,10 @@ def add_key_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     revoke = actions.add_parser("revoke", help="revoke a key by name")
     revoke.add_argument("name", nargs="?")
     revoke.add_argument("--all", action="store_true", help="revoke every key")
+    keys.set_defaults(handler=run)
 
 
-def run_key_verb(args: argparse.Namespace) -> int | None:
-    if args.verb != "keys":
-        return None
+def run(args: argparse.Namespace) -> int:
     from hearth.config.api_keys import create_key, load_keys, revoke_all, revoke_key
     from hearth.config.secrets import SecretStoreError
 
