@@ -77,3 +77,16 @@ def serve_q8(tiny_model_q8: Path, tmp_path_factory: pytest.TempPathFactory):
     server = start_serve(tiny_model_q8, tmp_path_factory.mktemp("serve-logs"))
     yield server
     server.stop()
+
+
+# --------------------------------------------------------------------------- chat templates
+# The real templates llama.cpp keeps in models/templates/, taken from the llama-cpp-python
+# sdist the project pins; downloaded once and cached under ~/.cache/hearth-test/.
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_templates() -> Path:
+    """Folder of ``*.jinja`` chat templates from the pinned llama-cpp-python sdist."""
+    from llama_cpp_templates import fetch_templates
+
+    return fetch_templates()

@@ -1,22 +1,35 @@
 """Rendering chat messages into a prompt with the model's own Jinja template.
 
 GGUF files carry the template their authors trained with (``tokenizer.chat_template``).
-Templates are untrusted input, so they run in Jinja's sandbox. Models without one get
-ChatML, the most common format among instruction-tuned GGUFs.
+Authors test those templates with transformers' ``apply_chat_template``, so Hearth renders
+them the same way, byte for byte (see template_env for the dialect). Templates are
+untrusted input: they run in Jinja's sandbox under a time budget, and every failure,
+whether it does not compile, raises, or runs away, is a clear request error naming the
+template, never a hang or a server error. Models without a template get ChatML, the most
+common format among instruction-tuned GGUFs.
 """
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Sequence
+import json
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2 import Template, TemplateError, TemplateSyntaxError
 
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolSpec
+from hearth.engine.template_env import (
+    TemplateRaisedError,
+    TemplateTimeoutError,
+    check_budget,
+    make_environment,
+    time_budget,
+)
 from hearth.engine.tool_calls import flatten_for_plain_template
+
+log = logging.getLogger(__name__)
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -25,31 +38,46 @@ CHATML_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
 
+# Names the renderer itself sets; a client's template kwargs may not replace them.
+RESERVED_NAMES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
+RENDER_BUDGET_S = 10.0
+MAX_PROMPT_CHARS = 64 * 1024 * 1024
 
-def _raise_exception(message: str) -> None:
-    raise InvalidRequestError(f"The model's chat template rejected the conversation: {message}")
-
-
-def _strftime_now(fmt: str) -> str:
-    return datetime.datetime.now().strftime(fmt)
+# A message as the template sees it: a ChatMessage, or a mapping in the OpenAI/HF shape
+# (for content given as parts, or fields such as ``reasoning_content`` or ``name``).
+MessageInput = ChatMessage | Mapping[str, Any]
 
 
 class ChatTemplate:
-    """A compiled chat template plus the special-token strings it refers to."""
+    """A compiled chat template plus the special-token strings it refers to.
 
-    def __init__(self, source: str | None, *, bos_token: str, eos_token: str) -> None:
+    A template that does not compile does not stop the model from loading (raw
+    completions still work); every chat render then reports why.
+    """
+
+    def __init__(
+        self, source: str | None, *, bos_token: str, eos_token: str, name: str = ""
+    ) -> None:
         self.source = source or CHATML_TEMPLATE
         self.is_fallback = source is None
         self.bos_token = bos_token
         self.eos_token = eos_token
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = _raise_exception
-        env.globals["strftime_now"] = _strftime_now
-        env.filters["tojson"] = _tojson
+        self._label = f"The chat template of {name}" if name else "The model's chat template"
+        self._template: Template | None = None
+        self._compile_error: str | None = None
         try:
-            self._template = env.from_string(self.source)
-        except TemplateError as exc:
-            raise InvalidRequestError(f"The model's chat template does not compile: {exc}") from exc
+            self._template = make_environment().from_string(self.source)
+        except TemplateSyntaxError as exc:
+            self._compile_error = f"{self._label} does not compile (line {exc.lineno}): {exc}"
+        except (TemplateError, RecursionError, ValueError) as exc:
+            self._compile_error = f"{self._label} does not compile: {exc}"
+        if self._compile_error is not None:
+            log.warning("%s", self._compile_error)
+
+    @property
+    def compile_error(self) -> str | None:
+        """Why the template does not compile, or None when it does."""
+        return self._compile_error
 
     @property
     def supports_tools(self) -> bool:
@@ -58,37 +86,84 @@ class ChatTemplate:
 
     def render(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[MessageInput],
         *,
         tools: Sequence[ToolSpec] = (),
         add_generation_prompt: bool = True,
+        documents: Sequence[Mapping[str, Any]] | None = None,
+        extra_context: Mapping[str, object] | None = None,
     ) -> str:
-        has_tool_turns = any(m.tool_calls or m.role == "tool" for m in messages)
-        if (tools or has_tool_turns) and not self.supports_tools:
-            messages = flatten_for_plain_template(messages, tools)
-            tools = ()
-        extra: dict[str, Any] = {}
-        if tools:
-            extra["tools"] = [
-                {"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}}
-                for t in tools
-            ]  # fmt: skip
-        try:
-            return self._template.render(
-                messages=[_message_payload(m) for m in messages],
-                add_generation_prompt=add_generation_prompt,
-                bos_token=self.bos_token,
-                eos_token=self.eos_token,
-                **extra,
+        """The prompt text, as transformers' ``apply_chat_template`` would render it.
+
+        ``extra_context`` carries a client's ``chat_template_kwargs`` (``enable_thinking``,
+        ``reasoning_effort`` ...); like in transformers, it may override the special tokens.
+        """
+        if self._template is None:
+            raise InvalidRequestError(self._compile_error or f"{self._label} is unusable")
+        extra = dict(extra_context or {})
+        clash = sorted(RESERVED_NAMES.intersection(extra))
+        if clash:
+            raise InvalidRequestError(
+                f"chat_template_kwargs may not set {', '.join(clash)}",
+                param="chat_template_kwargs",
             )
+        has_tool_turns = any(_is_tool_turn(m) for m in messages)
+        if (tools or has_tool_turns) and not self.supports_tools:
+            if all(isinstance(m, ChatMessage) for m in messages):
+                plain = [m for m in messages if isinstance(m, ChatMessage)]
+                messages = flatten_for_plain_template(plain, tools)
+            tools = ()
+        context: dict[str, Any] = {
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+            **extra,
+            "messages": [_message_payload(m) for m in messages],
+            "tools": [_tool_payload(t) for t in tools] if tools else None,
+            "documents": [dict(d) for d in documents] if documents is not None else None,
+            "add_generation_prompt": add_generation_prompt,
+        }
+        return self._run(context)
+
+    def _run(self, context: dict[str, Any]) -> str:
+        pieces: list[str] = []
+        size = 0
+        try:
+            with time_budget(RENDER_BUDGET_S):
+                for piece in self._template.generate(context):  # type: ignore[union-attr]
+                    pieces.append(piece)
+                    size += len(piece)
+                    if size > MAX_PROMPT_CHARS:
+                        raise TemplateTimeoutError("the chat template produced an oversized prompt")
+                    check_budget()
         except InvalidRequestError:
             raise
+        except TemplateRaisedError as exc:
+            raise InvalidRequestError(f"{self._label} rejected the conversation: {exc}") from exc
+        except TemplateTimeoutError as exc:
+            raise InvalidRequestError(f"{self._label} failed: {exc}") from exc
         except TemplateError as exc:
-            raise InvalidRequestError(f"The model's chat template failed: {exc}") from exc
+            raise InvalidRequestError(f"{self._label} failed: {exc}") from exc
+        except Exception as exc:  # an untrusted template's TypeError etc. is the request's 400
+            raise InvalidRequestError(
+                f"{self._label} failed while rendering: {type(exc).__name__}: {exc}"
+            ) from exc
+        return "".join(pieces)
 
 
-def _message_payload(message: ChatMessage) -> dict[str, Any]:
+def _is_tool_turn(message: MessageInput) -> bool:
+    if isinstance(message, ChatMessage):
+        return bool(message.tool_calls) or message.role == "tool"
+    return bool(message.get("tool_calls")) or message.get("role") == "tool"
+
+
+def _tool_payload(tool: ToolSpec) -> dict[str, Any]:
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return {"type": "function", "function": function}
+
+
+def _message_payload(message: MessageInput) -> dict[str, Any]:
+    if not isinstance(message, ChatMessage):
+        return _mapping_payload(message)
     payload: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         payload["tool_calls"] = [
@@ -101,17 +176,29 @@ def _message_payload(message: ChatMessage) -> dict[str, Any]:
     return payload
 
 
+def _mapping_payload(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A caller's message mapping, checked where templates rely on its shape."""
+    payload = dict(message)
+    if not isinstance(payload.get("role"), str):
+        raise InvalidRequestError("Every message needs a role.", param="messages")
+    content = payload.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                raise InvalidRequestError(
+                    "Message content parts must be objects with a type.", param="messages"
+                )
+        payload["content"] = [dict(part) for part in content]
+    elif content is not None and not isinstance(content, str):
+        raise InvalidRequestError(
+            "Message content must be text or a list of parts.", param="messages"
+        )
+    return payload
+
+
 def _json_or_text(text: str) -> Any:
     """Templates index into arguments as a mapping (HF convention), so decode them."""
-    import json
-
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
-
-
-def _tojson(value: Any, indent: int | None = None) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, indent=indent)

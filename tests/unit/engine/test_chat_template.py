@@ -29,9 +29,11 @@ def test_raise_exception_in_template_is_a_clear_request_error():
         template.render([ChatMessage("user", "x")])
 
 
-def test_broken_template_is_reported_not_crashed():
-    with pytest.raises(InvalidRequestError, match="does not compile"):
-        ChatTemplate("{% for %}", bos_token="", eos_token="")
+def test_broken_template_is_reported_at_render_not_at_load():
+    template = ChatTemplate("{% for %}", bos_token="", eos_token="", name="tiny.gguf")
+    assert template.compile_error is not None and "line 1" in template.compile_error
+    with pytest.raises(InvalidRequestError, match=r"chat template of tiny\.gguf does not compile"):
+        template.render([ChatMessage("user", "x")])
 
 
 def test_template_runs_sandboxed():
@@ -39,3 +41,110 @@ def test_template_runs_sandboxed():
     template = ChatTemplate(source, bos_token="", eos_token="")
     with pytest.raises(InvalidRequestError):
         template.render([ChatMessage("user", "x")])
+
+
+def render(source: str, messages: list[ChatMessage] | None = None, **kwargs: object) -> str:
+    template = ChatTemplate(source, bos_token="<s>", eos_token="</s>")
+    return template.render(messages or [ChatMessage("user", "hi")], **kwargs)  # type: ignore[arg-type]
+
+
+def test_loop_controls_compile_and_work():
+    source = (
+        "{% for m in messages %}{% if loop.index > 1 %}{% break %}{% endif %}"
+        "{{ m.content }}{% endfor %}"
+    )
+    assert render(source, [ChatMessage("user", "a"), ChatMessage("user", "b")]) == "a"
+
+
+def test_generation_block_renders_its_body():
+    source = (
+        "{% for m in messages %}{% generation %}[{{ m.content }}]{% endgeneration %}{% endfor %}"
+    )
+    assert render(source) == "[hi]"
+
+
+def test_tojson_takes_transformers_options():
+    source = (
+        "{{ {'b': 'Zürich', 'a': [1, 2]} | tojson }}|"
+        "{{ {'b': 'é'} | tojson(ensure_ascii=True) }}|"
+        "{{ {'b': 1, 'a': 2} | tojson(sort_keys=true, separators=(',', ':')) }}|"
+        "{{ {'a': 1} | tojson(indent=2) }}|{{ '<&>' | tojson }}"
+    )
+    assert render(source) == (
+        '{"b": "Zürich", "a": [1, 2]}|{"b": "\\u00e9"}|{"a":2,"b":1}|{\n  "a": 1\n}|"<&>"'
+    )
+
+
+def test_trim_and_lstrip_blocks_like_transformers():
+    source = "A\n    {% if true %}\nB\n    {% endif %}\nC"
+    assert render(source) == "A\nB\nC"
+
+
+def test_tools_and_documents_are_none_when_absent():
+    source = "{{ tools is none }} {{ documents is none }} {{ tools is defined }}"
+    assert render(source) == "True True True"
+
+
+def test_documents_reach_the_template():
+    source = "{% for d in documents %}{{ d.title }}:{{ d.text }}{% endfor %}"
+    assert render(source, documents=[{"title": "T", "text": "body"}]) == "T:body"
+
+
+def test_strftime_now_is_today():
+    import datetime
+
+    assert render("{{ strftime_now('%Y') }}") == str(datetime.datetime.now().year)
+
+
+def test_content_as_parts():
+    source = (
+        "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}"
+        "{% for p in m.content %}<{{ p.type }}:{{ p.text }}>{% endfor %}{% endif %}{% endfor %}"
+    )
+    template = ChatTemplate(source, bos_token="", eos_token="")
+    parts = {
+        "role": "user",
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+    }
+    assert template.render([ChatMessage("system", "s"), parts]) == "s<text:a><text:b>"
+    with pytest.raises(InvalidRequestError, match="parts"):
+        template.render([{"role": "user", "content": ["bare string part"]}])
+
+
+def test_extra_context_passes_chat_template_kwargs():
+    source = (
+        "{% if enable_thinking is defined and not enable_thinking %}/no_think {% endif %}"
+        "{{ bos_token }}"
+    )
+    assert render(source) == "<s>"
+    assert render(source, extra_context={"enable_thinking": False}) == "/no_think <s>"
+    assert render(source, extra_context={"bos_token": "[B]"}) == "[B]"
+    with pytest.raises(InvalidRequestError, match="may not set messages") as info:
+        render(source, extra_context={"messages": []})
+    assert info.value.param == "chat_template_kwargs"
+
+
+def test_python_errors_inside_a_template_are_request_errors():
+    with pytest.raises(InvalidRequestError, match="TypeError"):
+        render("{{ messages[0].content + 1 }}")
+    with pytest.raises(InvalidRequestError, match="failed"):
+        render("{{ messages[0].nothing.deeper }}")
+
+
+def test_runaway_template_is_stopped_not_hung(monkeypatch: pytest.MonkeyPatch):
+    import time
+
+    from hearth.engine import chat_template
+
+    monkeypatch.setattr(chat_template, "RENDER_BUDGET_S", 0.2)
+    started = time.monotonic()
+    with pytest.raises(InvalidRequestError, match="ran too long"):
+        render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    assert time.monotonic() - started < 5
+
+
+def test_range_still_behaves_like_range():
+    source = "{{ range(3) | list }}{{ range(5) | length }}{{ range(3) | reverse | list }}"
+    assert render(source) == "[0, 1, 2]5[2, 1, 0]"
+    with pytest.raises(InvalidRequestError, match="Range too big"):
+        render("{{ range(10**6) | length }}")
