@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from hearth.core.errors import HearthError
 from hearth.core.sampling import SamplingParams
 
 
@@ -16,6 +17,7 @@ class FinishReason(str, Enum):
     LENGTH = "length"
     CANCELLED = "cancelled"
     ERROR = "error"
+    TOOL_CALLS = "tool_calls"  # set by the server's pipeline when the reply was calls
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class GenerationRequest:
     prompt_tokens: tuple[int, ...] | None = None
     add_bos: bool = True
     params: SamplingParams = field(default_factory=SamplingParams)
+    request_id: str = ""  # given at the HTTP edge; it comes back on the Finished event
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,21 @@ class Finished:
     usage: Usage
     timings: Timings | None = None
     error: str | None = None
+    request_id: str = ""
 
 
 GenerationEvent = TextDelta | Finished
+
+
+@dataclass(frozen=True)
+class ToolCallsMade:
+    """The tool calls parsed out of a reply, sent once, just before it finishes."""
+
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A generation that could not finish; the last event of its stream."""
+
+    error: HearthError

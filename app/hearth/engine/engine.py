@@ -7,7 +7,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -76,7 +75,7 @@ class Engine:
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._arrivals = Arrivals()
-        self._arrival: ContextVar[Arrival | None] = ContextVar("hearth_arrival", default=None)
+        self._arriving: dict[str, Arrival] = {}  # by request id; used on the event loop
 
     # ------------------------------------------------------------------ loading
     @property
@@ -226,16 +225,17 @@ class Engine:
 
     # ------------------------------------------------------------------ generation
     @contextmanager
-    def incoming(self) -> Iterator[None]:
+    def incoming(self, request_id: str) -> Iterator[None]:
         """Wrap a request handler that may generate: from its arrival until ``start``
-        queues it, the scheduler knows it is coming and lets simultaneous requests begin
-        in the same decode step (see ``Scheduler._gather_arrivals``)."""
+        queues the request with this id, the scheduler knows it is coming and lets
+        simultaneous requests begin in the same decode step (see
+        ``Scheduler._gather_arrivals``)."""
         with self._arrivals.expect() as arrival:
-            token = self._arrival.set(arrival)
+            self._arriving[request_id] = arrival
             try:
                 yield
             finally:
-                self._arrival.reset(token)
+                self._arriving.pop(request_id, None)
 
     async def start(self, request: GenerationRequest) -> GenerationStream:
         """Validate and queue a request; errors surface here, before any streaming."""
@@ -265,9 +265,14 @@ class Engine:
             )
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
-        job = Job(tokens=tokens, params=request.params, sink=make_async_sink(loop, queue))
+        job = Job(
+            tokens=tokens,
+            params=request.params,
+            sink=make_async_sink(loop, queue),
+            request_id=request.request_id,
+        )
         scheduler.submit(job)
-        arrival = self._arrival.get()
+        arrival = self._arriving.pop(request.request_id, None)
         if arrival is not None:
             self._arrivals.settle(arrival)
         return GenerationStream(scheduler, job, queue)

@@ -6,9 +6,9 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from hearth.core.generation import GenerationEvent, TokenLogprob, Usage
+from hearth.core.generation import Finished, GenerationEvent, TokenLogprob, Usage
 from hearth.core.sampling import SamplingParams
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.text_stream import TextStream
@@ -25,9 +25,15 @@ class Job:
     sink: EventSink
     cancelled: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
+    request_id: str = ""  # the HTTP edge's id for the request
 
     def emit(self, event: GenerationEvent) -> None:
-        """Deliver an event; a client whose event loop is gone counts as cancelled."""
+        """Deliver an event; a client whose event loop is gone counts as cancelled.
+
+        The finished event leaves labelled with the job's request id, whichever path
+        of the scheduler ended it."""
+        if isinstance(event, Finished) and event.request_id != self.request_id:
+            event = replace(event, request_id=self.request_id)
         try:
             self.sink(event)
         except RuntimeError:

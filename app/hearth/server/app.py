@@ -21,6 +21,7 @@ from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
+from hearth.server.pipeline import Pipeline
 from hearth.server.request_log import RequestLog, RequestLogMiddleware
 from hearth.server.security import AccessMiddleware, AccessPolicy
 
@@ -56,10 +57,11 @@ def create_app(
     )
     install_error_handlers(app)
     install_openapi(app)
-    request_log = RequestLog(engine)
+    request_log = RequestLog()
+    pipeline = Pipeline(engine, manager, observer=request_log.note_generation)
     app.include_router(admin_router(engine, request_log))
-    app.include_router(openai_router(engine, manager))
-    app.include_router(ollama_router(engine, manager))
+    app.include_router(openai_router(pipeline))
+    app.include_router(ollama_router(pipeline))
     app.include_router(load_router(engine))
     if cors_origins:
         app.add_middleware(

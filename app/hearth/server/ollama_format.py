@@ -6,7 +6,7 @@ import datetime
 import json
 from typing import Any
 
-from hearth.core.generation import Finished, FinishReason
+from hearth.core.generation import Finished, FinishReason, ToolCall
 from hearth.core.model_info import ModelInfo
 from hearth.server.model_manager import CatalogEntry
 
@@ -126,3 +126,43 @@ def final_stats(finished: Finished) -> dict[str, Any]:
         "eval_count": finished.usage.completion_tokens,
         "eval_duration": eval_ns,
     }
+
+
+def _message(text: str, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": json.loads(c.arguments)}} for c in calls
+        ]
+    return message
+
+
+def chat_chunk(name: str, text: str, calls: tuple[ToolCall, ...] = ()) -> dict[str, Any]:
+    """One streamed line of /api/chat."""
+    return {"model": name, "created_at": now_iso(), "message": _message(text, calls),
+            "done": False}  # fmt: skip
+
+
+def chat_final(
+    name: str, finished: Finished, text: str, calls: tuple[ToolCall, ...] = ()
+) -> dict[str, Any]:
+    """The last line (or the whole non-streamed reply) of /api/chat."""
+    return {"model": name, "created_at": now_iso(), "message": _message(text, calls),
+            **final_stats(finished)}  # fmt: skip
+
+
+def generate_chunk(name: str, text: str, calls: tuple[ToolCall, ...] = ()) -> dict[str, Any]:
+    """One streamed line of /api/generate (which has no tools: ``calls`` stays empty)."""
+    return {"model": name, "created_at": now_iso(), "response": text, "done": False}
+
+
+def generate_final(
+    name: str, finished: Finished, text: str, calls: tuple[ToolCall, ...] = ()
+) -> dict[str, Any]:
+    return {"model": name, "created_at": now_iso(), "response": text, **final_stats(finished)}
+
+
+def loaded_json(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """What Ollama answers to an empty request: the model is loaded, nothing generated."""
+    return {"model": name, "created_at": now_iso(), **payload, "done_reason": "load",
+            "done": True}  # fmt: skip

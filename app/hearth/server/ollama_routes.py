@@ -6,39 +6,35 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth import __version__
-from hearth.core.errors import HearthError, InvalidRequestError
+from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import (
     ChatMessage,
+    Failed,
     Finished,
-    FinishReason,
-    GenerationRequest,
     TextDelta,
     ToolCall,
+    ToolCallsMade,
 )
-from hearth.core.sampling import SamplingParams
-from hearth.engine.engine import Engine, GenerationStream
-from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
-from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, parse_output
-from hearth.server.common import collect, in_flight
-from hearth.server.model_manager import ModelManager
+from hearth.server.common import in_flight, request_id
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
     catalog_tag_entry,
+    chat_chunk,
+    chat_final,
     fim_template,
-    final_stats,
+    generate_chunk,
+    generate_final,
+    loaded_json,
     ndjson,
-    now_iso,
     ollama_name,
     ps_entry,
     show_json,
@@ -52,16 +48,27 @@ from hearth.server.ollama_schemas import (
     keep_alive_seconds,
 )
 from hearth.server.openapi import json_body
+from hearth.server.pipeline import (
+    ChatPrompt,
+    FillInMiddle,
+    Generation,
+    OutputFormat,
+    Pipeline,
+    PipelineRequest,
+    Prompt,
+    TextPrompt,
+)
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
 
-ChunkMaker = Callable[[str], dict[str, Any]]
-FinalMaker = Callable[[Finished, str], dict[str, Any]]
+ChunkMaker = Callable[[str, str, tuple[ToolCall, ...]], dict[str, Any]]
+FinalMaker = Callable[[str, Finished, str, tuple[ToolCall, ...]], dict[str, Any]]
 
 
-def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
+def ollama_router(pipeline: Pipeline) -> APIRouter:
     router = APIRouter(prefix="/api")
+    engine, models = pipeline.engine, pipeline.models
 
     @router.get("/version")
     async def version() -> dict[str, str]:
@@ -90,60 +97,34 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
     @in_flight(models, engine)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
-        info = await models.resolve(body.model or None)
-        models.keep_alive(keep_alive_seconds(body.keep_alive))
-        name = ollama_name(info)
+        keep_alive = keep_alive_seconds(body.keep_alive)
         if not body.messages:
-            return JSONResponse(_loaded(name, {"message": {"role": "assistant", "content": ""}}))
-        tools = body.tool_specs()
-        tool_format = engine.tool_format if tools else None
-        prompt = engine.render_chat(body.chat_messages(), tools)
-        stream = await engine.start(GenerationRequest(prompt=prompt, params=_sampling(body)))
-
-        def chunk(text: str) -> dict[str, Any]:
-            message = {"role": "assistant", "content": text}
-            return {"model": name, "created_at": now_iso(), "message": message, "done": False}
-
-        def final(finished: Finished, text: str) -> dict[str, Any]:
-            message: dict[str, Any] = {"role": "assistant", "content": text}
-            return {"model": name, "created_at": now_iso(), "message": message,
-                    **final_stats(finished)}  # fmt: skip
-
-        if tool_format is not None:
-            return await _respond_with_tools(
-                request, stream, streaming=body.stream, fmt=tool_format, chunk=chunk, final=final
-            )
-        return await _respond(request, stream, body.stream, chunk, final)
+            info = await pipeline.resolve(body.model or None, keep_alive)
+            message = {"role": "assistant", "content": ""}
+            return JSONResponse(loaded_json(ollama_name(info), {"message": message}))
+        prompt = ChatPrompt(tuple(body.chat_messages()), tuple(body.tool_specs()))
+        generation = await pipeline.start(_request(request, body, prompt, keep_alive))
+        return await _respond(request, generation, body.stream, chat_chunk, chat_final)
 
     @router.post("/generate", response_model=None, openapi_extra=json_body(OllamaGenerateRequest))
     @in_flight(models, engine)
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
-        info = await models.resolve(body.model or None)
-        models.keep_alive(keep_alive_seconds(body.keep_alive))
-        name = ollama_name(info)
-        params = _sampling(body)
+        keep_alive = keep_alive_seconds(body.keep_alive)
+        prompt: ChatPrompt | TextPrompt | FillInMiddle
         if body.suffix:
-            tokens = tuple(engine.fim_prompt(body.prompt, body.suffix))
-            gen = GenerationRequest(prompt_tokens=tokens, params=params)
+            prompt = FillInMiddle(body.prompt, body.suffix)
         elif not body.prompt:
-            return JSONResponse(_loaded(name, {"response": ""}))
+            info = await pipeline.resolve(body.model or None, keep_alive)
+            return JSONResponse(loaded_json(ollama_name(info), {"response": ""}))
         elif body.raw:
-            gen = GenerationRequest(prompt=body.prompt, params=params)
+            prompt = TextPrompt(body.prompt)
         else:
             messages = [ChatMessage("system", body.system)] if body.system else []
             messages.append(ChatMessage("user", body.prompt))
-            gen = GenerationRequest(prompt=engine.render_chat(messages), params=params)
-        stream = await engine.start(gen)
-
-        def chunk(text: str) -> dict[str, Any]:
-            return {"model": name, "created_at": now_iso(), "response": text, "done": False}
-
-        def final(finished: Finished, text: str) -> dict[str, Any]:
-            return {"model": name, "created_at": now_iso(), "response": text,
-                    **final_stats(finished)}  # fmt: skip
-
-        return await _respond(request, stream, body.stream, chunk, final)
+            prompt = ChatPrompt(tuple(messages))
+        generation = await pipeline.start(_request(request, body, prompt, keep_alive))
+        return await _respond(request, generation, body.stream, generate_chunk, generate_final)
 
     @router.post("/embed", openapi_extra=json_body(OllamaEmbedRequest))
     @in_flight(models)
@@ -171,105 +152,63 @@ def ollama_router(engine: Engine, models: ModelManager) -> APIRouter:
     return router
 
 
-async def _respond_with_tools(
+def _request(
     request: Request,
-    stream: GenerationStream,
-    *,
-    streaming: bool,
-    fmt: ToolFormat,
-    chunk: ChunkMaker,
-    final: FinalMaker,
-) -> JSONResponse | StreamingResponse:
-    """Like _respond, but tool calls are parsed out of the reply into message.tool_calls."""
-
-    def with_calls(payload: dict[str, Any], calls: list[ToolCall]) -> dict[str, Any]:
-        if calls:
-            payload["message"]["tool_calls"] = [
-                {"function": {"name": c.name, "arguments": json.loads(c.arguments)}} for c in calls
-            ]
-        return payload
-
-    if not streaming:
-        collected = await collect(request, stream)
-        text, finished = collected.text, collected.finished
-        if finished.reason is FinishReason.ERROR:
-            return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
-        parsed = parse_output(text, fmt)
-        return JSONResponse(with_calls(final(finished, parsed.content), parsed.calls))
-
-    async def events() -> AsyncIterator[bytes]:
-        tool_filter = ToolCallFilter(fmt)
-        try:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    text = tool_filter.feed(event.text)
-                    if text:
-                        yield ndjson(chunk(text))
-                elif event.reason is FinishReason.ERROR:
-                    yield ndjson({"error": event.error or "Generation failed."})
-                else:
-                    parsed = tool_filter.finish()
-                    if parsed.content:
-                        yield ndjson(chunk(parsed.content))
-                    if parsed.calls:
-                        yield ndjson(with_calls(chunk(""), parsed.calls))
-                    yield ndjson(final(event, ""))
-        finally:
-            stream.cancel()
-
-    return StreamingResponse(events(), media_type="application/x-ndjson")
+    body: OllamaChatRequest | OllamaGenerateRequest,
+    prompt: Prompt,
+    keep_alive: float | None,
+) -> PipelineRequest:
+    return PipelineRequest(
+        body.model or None,
+        prompt,
+        body.options.to_sampling(),
+        output_format(body.format),
+        request_id(request),
+        keep_alive,
+    )
 
 
-def _sampling(body: OllamaChatRequest | OllamaGenerateRequest) -> SamplingParams:
-    """Options, plus ``format``: "json" or a JSON schema, enforced by a grammar."""
-    params = body.options.to_sampling()
-    fmt = body.format
+def output_format(fmt: str | dict[str, Any] | None) -> OutputFormat:
+    """Ollama's ``format``: "json" or a JSON schema."""
     if fmt is None or fmt == "":
-        return params
+        return OutputFormat()
     if fmt == "json":
-        return replace(params, grammar=JSON_OBJECT_GRAMMAR)
+        return OutputFormat("json")
     if isinstance(fmt, dict):
-        return replace(params, grammar=grammar_for_schema(fmt))
+        return OutputFormat("json_schema", fmt)
     raise InvalidRequestError(f"format must be 'json' or a JSON schema, not {fmt!r}",
                               param="format")  # fmt: skip
 
 
-def _loaded(name: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """What Ollama answers to an empty request: the model is loaded, nothing generated."""
-    return {"model": name, "created_at": now_iso(), **payload, "done_reason": "load",
-            "done": True}  # fmt: skip
-
-
 async def _respond(
     request: Request,
-    stream: GenerationStream,
+    generation: Generation,
     streaming: bool,
     chunk: ChunkMaker,
     final: FinalMaker,
 ) -> JSONResponse | StreamingResponse:
+    name = ollama_name(generation.info)
     if streaming:
         return StreamingResponse(
-            _ndjson_events(stream, chunk, final), media_type="application/x-ndjson"
+            _ndjson(generation, name, chunk, final), media_type="application/x-ndjson"
         )
-    collected = await collect(request, stream)
-    text, finished = collected.text, collected.finished
-    if finished.reason is FinishReason.ERROR:
-        return JSONResponse({"error": finished.error or "Generation failed."}, status_code=500)
-    return JSONResponse(final(finished, text))
+    result = await generation.collect(request.is_disconnected)
+    return JSONResponse(final(name, result.finished, result.text, result.calls))
 
 
-async def _ndjson_events(
-    stream: GenerationStream, chunk: ChunkMaker, final: FinalMaker
+async def _ndjson(
+    generation: Generation, name: str, chunk: ChunkMaker, final: FinalMaker
 ) -> AsyncIterator[bytes]:
     try:
-        async for event in stream:
+        async for event in generation.events():
             if isinstance(event, TextDelta):
-                yield ndjson(chunk(event.text))
-            elif event.reason is FinishReason.ERROR:
-                yield ndjson({"error": event.error or "Generation failed."})
-            else:
-                yield ndjson(final(event, ""))
-    except HearthError as exc:
-        yield ndjson({"error": exc.message})
+                if event.text:
+                    yield ndjson(chunk(name, event.text, ()))
+            elif isinstance(event, ToolCallsMade):
+                yield ndjson(chunk(name, "", event.calls))
+            elif isinstance(event, Failed):
+                yield ndjson({"error": event.error.message})
+            elif isinstance(event, Finished):
+                yield ndjson(final(name, event, "", ()))
     finally:
-        stream.cancel()
+        generation.cancel()

@@ -51,8 +51,10 @@ def timings_json(timings: Timings | None) -> dict[str, float] | None:
 
 
 def finish_reason(finished: Finished) -> str:
-    """OpenAI knows only stop/length; a cancelled stream simply ends with stop."""
-    return "length" if finished.reason is FinishReason.LENGTH else "stop"
+    """OpenAI knows stop/length/tool_calls; a cancelled stream simply ends with stop."""
+    if finished.reason is FinishReason.LENGTH:
+        return "length"
+    return "tool_calls" if finished.reason is FinishReason.TOOL_CALLS else "stop"
 
 
 def model_json(info: ModelInfo) -> dict[str, Any]:
@@ -147,9 +149,9 @@ class ChunkWriter:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
         return self._chunk([choice])
 
-    def closing(self, finished: Finished, reason: str | None = None) -> dict[str, Any]:
+    def closing(self, finished: Finished) -> dict[str, Any]:
         return self._chunk(
-            [self._choice(None if self.chat else "", reason or finish_reason(finished))],
+            [self._choice(None if self.chat else "", finish_reason(finished))],
             usage=usage_json(finished.usage),
             timings=timings_json(finished.timings),
         )
@@ -181,7 +183,7 @@ def completion_json(
     tool_calls: list[ToolCall] | None = None,
     logprobs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    reason = "tool_calls" if tool_calls else finish_reason(finished)
+    reason = finish_reason(finished)
     if chat:
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if tool_calls:

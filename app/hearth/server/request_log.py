@@ -5,12 +5,12 @@ needs to see the requests that never got that far (a wrong key, an unknown model
 prompt that is too long), so the log is kept at the HTTP layer as plain ASGI middleware
 (streaming passes through untouched). It records method, path (never the query string),
 status and duration; never headers, keys or bodies. A generation route's entry is
-joined with the engine's own record of that generation (tokens, TTFT, tok/s).
+joined with the engine's finished event for that generation (tokens, TTFT, tok/s).
 
-The join is by time: the engine records a generation just before the route sends its
-last byte, so the entry claims the unclaimed engine record that finished inside the
-request's lifetime and closest to its end. Under heavy concurrency two requests that
-finish within the same instant could swap records; the totals stay right.
+The join is by request id: this middleware gives every request its id (also sent back
+as ``X-Request-Id``); the route passes it to the engine's job, the job's finished event
+carries it back, and the generation pipeline notes that event here under the id before
+the route sends its last byte.
 """
 
 from __future__ import annotations
@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hearth.engine.engine import Engine
-from hearth.engine.scheduler import CompletedRequest
+from hearth.core.generation import Finished
+from hearth.server import request_ids
 
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 500
-GENERATION_PATHS = frozenset(
-    {"/v1/chat/completions", "/v1/completions", "/api/chat", "/api/generate"}
-)
 # Polled by the GUI (or monitoring) every second or so: logged only when they fail.
 QUIET_PATHS = frozenset(
     {"/health", "/hearth/v1/status", "/hearth/v1/requests", "/hearth/v1/events"}
@@ -53,13 +50,15 @@ class LoggedRequest:
     duration_ms: float
     client: str | None
     model: str | None
-    generation: CompletedRequest | None
+    generation: Finished | None
+    request_id: str = ""
 
 
 class RequestLogEntry(BaseModel):
     """The wire form of one entry; the token fields are null unless it generated."""
 
     id: int
+    request_id: str
     started_at: float
     finished_at: float
     method: str
@@ -81,6 +80,7 @@ class RequestLogEntry(BaseModel):
         timings = gen.timings if gen else None
         return cls(
             id=entry.id,
+            request_id=entry.request_id,
             started_at=entry.started_at,
             finished_at=entry.finished_at,
             method=entry.method,
@@ -108,11 +108,12 @@ class RequestLogResponse(BaseModel):
 class RequestLog:
     """A bounded, in-memory list of recent requests. Used only on the event loop."""
 
-    def __init__(self, engine: Engine, *, max_entries: int = MAX_ENTRIES) -> None:
-        self.engine = engine
+    def __init__(self, *, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: collections.deque[LoggedRequest] = collections.deque(maxlen=max_entries)
-        # Engine records already joined to an entry (kept referenced, so ids stay unique).
-        self._claimed: collections.OrderedDict[int, CompletedRequest] = collections.OrderedDict()
+        # Finished generations by request id, until their request's entry is written.
+        self._generations: collections.OrderedDict[str, tuple[str, Finished]] = (
+            collections.OrderedDict()
+        )
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -125,21 +126,15 @@ class RequestLog:
         """Newest first."""
         return list(itertools.islice(reversed(self._entries), max(0, limit)))
 
-    def claim_generation(self, started_at: float, finished_at: float) -> CompletedRequest | None:
-        """The engine's record of the generation this request ran, if there is one."""
-        best: CompletedRequest | None = None
-        for record in self.engine.completed_requests(200):
-            if id(record) in self._claimed:
-                continue
-            if started_at <= record.finished_at <= finished_at and (
-                best is None or record.finished_at > best.finished_at
-            ):
-                best = record
-        if best is not None:
-            self._claimed[id(best)] = best
-            while len(self._claimed) > 2 * MAX_ENTRIES:
-                self._claimed.popitem(last=False)
-        return best
+    def note_generation(self, request_id: str, model: str, finished: Finished) -> None:
+        """Keep a request's finished generation until its entry is written."""
+        self._generations[request_id] = (model, finished)
+        while len(self._generations) > MAX_ENTRIES:  # entries whose response never ended
+            self._generations.popitem(last=False)
+
+    def claim_generation(self, request_id: str) -> tuple[str, Finished] | None:
+        """The model and finished event of the generation this request ran, if any."""
+        return self._generations.pop(request_id, None)
 
 
 class RequestLogMiddleware:
@@ -159,6 +154,7 @@ class RequestLogMiddleware:
             await self.app(scope, receive, send)
             return
         started_wall, started = time.time(), time.perf_counter()
+        request_id = request_ids.assign(scope)
         status: int | None = None
         recorded = False
 
@@ -166,7 +162,7 @@ class RequestLogMiddleware:
             nonlocal recorded
             recorded = True
             try:
-                self._record(scope, final_status, started_wall, started)
+                self._record(scope, request_id, final_status, started_wall, started)
             except Exception:  # the log must never break a response
                 log.exception("could not record a request in the request log")
 
@@ -174,6 +170,9 @@ class RequestLogMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                headers = list(message.get("headers", []))
+                headers.append((request_ids.HEADER, request_id.encode()))
+                message = {**message, "headers": headers}
             elif (
                 message["type"] == "http.response.body"
                 and not message.get("more_body", False)
@@ -193,18 +192,15 @@ class RequestLogMiddleware:
         if not recorded:
             record(status if status is not None else CLIENT_CLOSED)
 
-    def _record(self, scope: Scope, status: int, started_wall: float, started: float) -> None:
+    def _record(
+        self, scope: Scope, request_id: str, status: int, started_wall: float, started: float
+    ) -> None:
         path = str(scope.get("path", ""))
+        claimed = self.log.claim_generation(request_id)
         if path in QUIET_PATHS and status < 400:
             return
         ended_wall = time.time()
-        generation = None
-        model = None
-        if path in GENERATION_PATHS:
-            generation = self.log.claim_generation(started_wall, ended_wall)
-            if generation is not None:
-                info = self.log.engine.info
-                model = info.id if info else None
+        model, generation = claimed if claimed is not None else (None, None)
         client = scope.get("client")
         self.log.add(
             LoggedRequest(
@@ -218,5 +214,6 @@ class RequestLogMiddleware:
                 client=str(client[0]) if client else None,
                 model=model,
                 generation=generation,
+                request_id=request_id,
             )
         )

@@ -1,34 +1,25 @@
 """The request-log middleware's edge cases, on a plain ASGI app (no model needed):
 a crash is a 500, a request that never got a response is a 499, quiet paths only
-show when they fail, the log is bounded, and engine records are joined once each."""
+show when they fail, the log is bounded, and a generation is joined to its request by
+the request's id (given here and sent back as X-Request-Id)."""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import cast
 
 from starlette.types import Message, Receive, Scope, Send
 
-from hearth.core.generation import FinishReason, Usage
-from hearth.engine.engine import Engine
-from hearth.engine.scheduler import CompletedRequest
+from hearth.core.generation import Finished, FinishReason, Usage
+from hearth.server import request_ids
 from hearth.server.request_log import CLIENT_CLOSED, RequestLog, RequestLogMiddleware
-
-
-class Records:
-    """Stands in for the engine's record keeping: only what the log reads."""
-
-    def __init__(self) -> None:
-        self.records: list[CompletedRequest] = []
-        self.info = None
-
-    def completed_requests(self, limit: int = 50) -> list[CompletedRequest]:
-        return list(reversed(self.records))[:limit]
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     path = scope["path"]
+    if path.startswith("/generate/"):  # as the pipeline does, under the request's id
+        tokens = int(path.rsplit("/", 1)[1])
+        finished = Finished(FinishReason.STOP, Usage(5, tokens))
+        scope["test.log"].note_generation(request_ids.assign(scope), "tiny", finished)
     if path == "/boom":
         raise RuntimeError("boom")
     if path == "/silent":
@@ -43,14 +34,16 @@ class Client:
     """Drives the middleware the way an ASGI server would; returns the status sent."""
 
     def __init__(self, max_entries: int = 500) -> None:
-        self.log = RequestLog(cast(Engine, Records()), max_entries=max_entries)
+        self.log = RequestLog(max_entries=max_entries)
         self.asgi = RequestLogMiddleware(app, self.log)
 
     async def call(self, method: str, target: str) -> int | None:
         path, _, query = target.partition("?")
         scope = {"type": "http", "method": method, "path": path, "headers": [],
-                 "query_string": query.encode(), "client": ("127.0.0.1", 5000)}  # fmt: skip
+                 "query_string": query.encode(), "client": ("127.0.0.1", 5000),
+                 "test.log": self.log}  # fmt: skip
         sent: list[Message] = []
+        self.sent = sent
 
         async def receive() -> Message:
             return {"type": "http.disconnect"}
@@ -100,18 +93,25 @@ def test_bounded() -> None:
     assert [e.path for e in client.log.recent(1)] == ["/v1/x4"]
 
 
-def test_each_engine_record_is_joined_once() -> None:
-    records = Records()
-    log = RequestLog(cast(Engine, records))
-    now = time.time()
-    # The engine records a generation just before its response ends. A ran from now to
-    # now+2.05 (record at 2.00), B from now+1 to now+2.02 (record at 2.01): B ends first
-    # and takes the record closest to its end; A then gets its own.
-    a = CompletedRequest(now + 2.00, FinishReason.STOP, Usage(5, 3), None)
-    b = CompletedRequest(now + 2.01, FinishReason.LENGTH, Usage(5, 9), None)
-    early = CompletedRequest(now - 1, FinishReason.STOP, Usage(1, 1), None)
-    records.records = [early, a, b]
-    assert log.claim_generation(now + 1, now + 2.02) is b
-    assert log.claim_generation(now, now + 2.05) is a
-    assert log.claim_generation(now, now + 5) is None  # each record is joined once
-    assert log.claim_generation(now + 10, now + 20) is None  # nothing in the window
+def test_generations_join_their_own_request_by_id() -> None:
+    client = Client()
+    unanswered = Finished(FinishReason.STOP, Usage(1, 1))
+    client.log.note_generation("req_never_answered", "tiny", unanswered)
+
+    async def run() -> list[str]:
+        ids = []
+        for tokens in (3, 7):
+            assert await client.call("POST", f"/generate/{tokens}") == 200
+            headers = dict(client.sent[0]["headers"])
+            ids.append(headers[request_ids.HEADER].decode())
+        assert await client.call("GET", "/v1/models") == 200
+        return ids
+
+    ids = asyncio.run(run())
+    plain, second, first = client.log.recent(3)
+    assert [first.request_id, second.request_id] == ids and ids[0] != ids[1]
+    assert first.generation is not None and first.generation.usage.completion_tokens == 3
+    assert second.generation is not None and second.generation.usage.completion_tokens == 7
+    assert (first.model, plain.generation, plain.model) == ("tiny", None, None)
+    assert plain.request_id.startswith("req_") and plain.request_id not in ids
+    assert client.log.claim_generation("req_never_answered") is not None  # kept until claimed

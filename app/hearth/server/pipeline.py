@@ -1,0 +1,288 @@
+"""One generation pipeline under every dialect.
+
+A dialect's decoder turns its JSON into a ``PipelineRequest``; the pipeline resolves the
+model, renders and grammar-constrains the prompt, starts the engine and yields plain
+events; the dialect's encoder turns those into its own JSON, SSE or NDJSON. Tool-call
+parsing, the choice of grammar and "finished with an error" are written here once, so
+the dialects cannot drift apart (llama.cpp's server does the same: one task result,
+a ``to_json_*`` per format at the edge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from hearth.core.errors import EngineFailedError, HearthError
+from hearth.core.generation import (
+    ChatMessage,
+    Failed,
+    Finished,
+    FinishReason,
+    GenerationRequest,
+    TextDelta,
+    TokenLogprob,
+    ToolCall,
+    ToolCallsMade,
+    ToolSpec,
+)
+from hearth.core.model_info import ModelInfo
+from hearth.core.sampling import SamplingParams
+from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
+from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
+from hearth.server.model_manager import ModelManager
+
+log = logging.getLogger(__name__)
+
+_DISCONNECT_POLL_S = 0.25
+
+PipelineEvent = TextDelta | ToolCallsMade | Finished | Failed
+GenerationObserver = Callable[[str, str, Finished], None]
+"""Told (request id, model id, finished event) when a generation ends."""
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """Whether the model may, must, or must not call a tool; ``name`` forces one."""
+
+    mode: Literal["auto", "none", "required", "named"] = "auto"
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """The shape the reply must take: free text, any JSON object, or a JSON schema."""
+
+    kind: Literal["text", "json", "json_schema"] = "text"
+    schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """Messages for the model's chat template, with the tools it may call."""
+
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
+
+
+@dataclass(frozen=True)
+class TextPrompt:
+    """A prompt used as is (special tokens in it are parsed)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TokenPrompt:
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FillInMiddle:
+    """Code completion between ``prefix`` and ``suffix``, with the model's FIM tokens."""
+
+    prefix: str
+    suffix: str
+
+
+Prompt = ChatPrompt | TextPrompt | TokenPrompt | FillInMiddle
+
+
+@dataclass(frozen=True)
+class PipelineRequest:
+    """A generation request with no trace of the dialect it came in."""
+
+    model: str | None
+    prompt: Prompt
+    params: SamplingParams
+    output: OutputFormat = field(default_factory=OutputFormat)
+    request_id: str = ""
+    keep_alive: float | None = None  # seconds; Ollama's per-request model lifetime
+
+
+@dataclass(frozen=True)
+class Result:
+    """A whole reply: its text (tool calls taken out), calls, and how it ended."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    finished: Finished
+    logprobs: tuple[TokenLogprob, ...] = ()
+
+
+class Pipeline:
+    """Resolves the model, prepares the prompt and runs it; knows no wire format."""
+
+    def __init__(
+        self, engine: Engine, models: ModelManager, observer: GenerationObserver | None = None
+    ) -> None:
+        self.engine = engine
+        self.models = models
+        self._observer = observer
+
+    async def resolve(self, model: str | None, keep_alive: float | None = None) -> ModelInfo:
+        info = await self.models.resolve(model, keep_alive=keep_alive)
+        return info
+
+    async def start(self, request: PipelineRequest) -> Generation:
+        """Validate and queue; errors (a prompt too long, a bad grammar) surface here."""
+        info = await self.resolve(request.model, request.keep_alive)
+        engine, prompt = self.engine, request.prompt
+        tool_format: ToolFormat | None = None
+        forced: str | None = None
+        if isinstance(prompt, ChatPrompt):
+            tools = list(prompt.tools) if prompt.tool_choice.mode != "none" else []
+            tool_format = engine.tool_format if tools else None
+            text = engine.render_chat(prompt.messages, tools)
+            forced = _forced_call_grammar(tools, prompt.tool_choice, tool_format)
+            gen = GenerationRequest(prompt=text, params=request.params)
+        elif isinstance(prompt, TextPrompt):
+            gen = GenerationRequest(prompt=prompt.text, params=request.params)
+        elif isinstance(prompt, TokenPrompt):
+            gen = GenerationRequest(prompt_tokens=prompt.tokens, params=request.params)
+        else:
+            tokens = tuple(engine.fim_prompt(prompt.prefix, prompt.suffix))
+            gen = GenerationRequest(prompt_tokens=tokens, params=request.params)
+        grammar = forced or grammar_for_output(request.output)
+        gen = replace(
+            gen, params=replace(gen.params, grammar=grammar), request_id=request.request_id
+        )
+        stream = await engine.start(gen)
+        return Generation(stream, info, tool_format, request.request_id, self._observer)
+
+
+class Generation:
+    """One running request: iterate ``events()`` to stream it, or ``collect`` it whole."""
+
+    def __init__(
+        self,
+        stream: GenerationStream,
+        info: ModelInfo,
+        tool_format: ToolFormat | None,
+        request_id: str,
+        observer: GenerationObserver | None,
+    ) -> None:
+        self.info = info
+        self.tool_format = tool_format
+        self.request_id = request_id
+        self.prompt_tokens = stream.prompt_tokens
+        self._stream = stream
+        self._observer = observer
+
+    async def events(self) -> AsyncIterator[PipelineEvent]:
+        """Text as it comes (tool-call text held back), then any calls, then the end.
+
+        The last event is ``Finished`` (reason TOOL_CALLS when the reply was calls) or
+        ``Failed``. Leaving early cancels the generation.
+        """
+        tool_filter = ToolCallFilter(self.tool_format) if self.tool_format else None
+        try:
+            async for event in self._stream:
+                if isinstance(event, TextDelta):
+                    if tool_filter is None:
+                        yield event
+                        continue
+                    text = tool_filter.feed(event.text)
+                    if text or event.logprobs:
+                        yield TextDelta(text, event.logprobs)
+                    continue
+                self._observe(event)
+                if event.reason is FinishReason.ERROR:
+                    yield Failed(_engine_failure(event))
+                    return
+                calls: tuple[ToolCall, ...] = ()
+                if tool_filter is not None:
+                    parsed = tool_filter.finish()
+                    if parsed.content:
+                        yield TextDelta(parsed.content)
+                    calls = tuple(parsed.calls)
+                    if calls:
+                        yield ToolCallsMade(calls)
+                yield replace(event, reason=FinishReason.TOOL_CALLS) if calls else event
+        except HearthError as exc:
+            yield Failed(exc)
+        finally:
+            self._stream.cancel()
+
+    async def collect(self, is_disconnected: Callable[[], Awaitable[bool]]) -> Result:
+        """The whole reply; cancelled if the client goes away meanwhile. An engine
+        failure is raised as ``EngineFailedError`` for the dialect's error handler."""
+        parts: list[str] = []
+        logprobs: list[TokenLogprob] = []
+
+        async def consume() -> Finished:
+            async for event in self._stream:
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                    logprobs.extend(event.logprobs)
+                else:
+                    return event
+            raise RuntimeError("generation ended without a Finished event")
+
+        task = asyncio.ensure_future(consume())
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
+                if done:
+                    break
+                if await is_disconnected():
+                    log.info("client disconnected; cancelling generation %s", self.request_id)
+                    self._stream.cancel()
+        finally:
+            if not task.done():
+                self._stream.cancel()
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        finished = task.result()
+        self._observe(finished)
+        if finished.reason is FinishReason.ERROR:
+            raise _engine_failure(finished)
+        text = "".join(parts)
+        calls: tuple[ToolCall, ...] = ()
+        if self.tool_format is not None:
+            parsed = parse_output(text, self.tool_format)
+            text, calls = parsed.content, tuple(parsed.calls)
+        if calls:
+            finished = replace(finished, reason=FinishReason.TOOL_CALLS)
+        return Result(text, calls, finished, tuple(logprobs))
+
+    def cancel(self) -> None:
+        """Free the slot (within one step) unless the generation already ended."""
+        self._stream.cancel()
+
+    def _observe(self, finished: Finished) -> None:
+        if self._observer is None:
+            return
+        try:
+            self._observer(self.request_id, self.info.id, finished)
+        except Exception:  # an observer (the request log) must never break a response
+            log.exception("generation observer failed")
+
+
+def _engine_failure(finished: Finished) -> EngineFailedError:
+    return EngineFailedError(finished.error or "Generation failed.")
+
+
+def grammar_for_output(output: OutputFormat) -> str | None:
+    """The requested output format as a GBNF grammar (None for plain text)."""
+    if output.kind == "text":
+        return None
+    if output.kind == "json_schema" and output.schema is not None:
+        return grammar_for_schema(output.schema)
+    return JSON_OBJECT_GRAMMAR
+
+
+def _forced_call_grammar(
+    tools: list[ToolSpec], choice: ToolChoice, fmt: ToolFormat | None
+) -> str | None:
+    """A required or named tool choice: a grammar makes the model call it."""
+    if not tools or fmt is None or choice.mode in ("auto", "none"):
+        return None
+    return call_grammar(tools, fmt, only=choice.name if choice.mode == "named" else None)
