@@ -40,7 +40,7 @@ def test_disk_precheck_refuses_and_leaves_nothing(hub: FakeHub, models: Path) ->
 
     def tiny_disk(path: Path) -> int:
         probed.append(path)
-        return 2_000_000  # less than the 4 MB file
+        return 2_000_000  # less than the 4 MB (3.8 MiB) file
 
     async def scenario() -> None:
         manager = manager_for(models, disk_free=tiny_disk)
@@ -48,7 +48,7 @@ def test_disk_precheck_refuses_and_leaves_nothing(hub: FakeHub, models: Path) ->
             with pytest.raises(InsufficientDiskSpaceError) as err:
                 await manager.pull(REPO, MID)
             assert "Not enough free disk space" in err.value.message
-            assert "4.0 MB" in err.value.message and "2.0 MB" in err.value.message
+            assert "3.8 MiB" in err.value.message and "1.9 MiB" in err.value.message
         finally:
             await manager.aclose()
 

@@ -38,11 +38,12 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def format_count(n: int | None, *, digits: int = 1) -> str:
-    """A parameter count as models are named: ``7.2B``, ``135.0M``; ``?`` when unknown."""
+def format_count(n: int | None) -> str:
+    """A parameter count the way model cards say it: ``135M``, ``7.2B``; ``?`` unknown."""
     if not n:
         return "?"
-    for unit, size in _COUNT_UNITS:
-        if n >= size:
-            return f"{n / size:.{digits}f}{unit}"
+    for unit, scale in _COUNT_UNITS:
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}{unit}"
     return str(n)

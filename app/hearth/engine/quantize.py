@@ -29,6 +29,7 @@ from pathlib import Path
 import llama_cpp
 
 from hearth.core.errors import HearthError
+from hearth.core.units import format_bytes
 from hearth.engine.backend import _log_callback as backend_log_callback
 from hearth.engine.backend import ensure_backend
 from hearth.library.errors import InvalidModelFileError
@@ -133,8 +134,8 @@ def _check_disk_space(meta: GgufMetadata, qtype: str, folder: Path) -> None:
     free = shutil.disk_usage(folder).free
     if free < needed:
         raise QuantizeError(
-            f"Quantizing to {qtype} writes about {needed / 1e9:.1f} GB, but only "
-            f"{free / 1e9:.1f} GB is free in {folder}. Free some space or pick another folder."
+            f"Quantizing to {qtype} writes about {format_bytes(needed)}, but only "
+            f"{format_bytes(free)} is free in {folder}. Free some space or pick another folder."
         )
 
 

@@ -21,42 +21,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-import gguf
-
 from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.model_info import FlashAttention, LoadConfig
+from hearth.core.quantization import kv_row_bytes
+from hearth.core.units import MIB, format_bytes
 from hearth.hardware.probe import SystemMemory
 from hearth.library.gguf_metadata import GgufMetadata
 
-GIB = 1024**3
-MIB = 1024**2
 KV_CELL_PAD = 256  # llama.cpp pads the per-sequence context to a multiple of this
 CUDA_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace: not in llama.cpp's log
 RAM_RESERVE_BYTES = 256 * MIB  # the worker process itself: Python, libraries, server
-
-_KV_TYPES = {
-    "f32": gguf.GGMLQuantizationType.F32,
-    "f16": gguf.GGMLQuantizationType.F16,
-    "bf16": gguf.GGMLQuantizationType.BF16,
-    "q8_0": gguf.GGMLQuantizationType.Q8_0,
-    "q5_1": gguf.GGMLQuantizationType.Q5_1,
-    "q5_0": gguf.GGMLQuantizationType.Q5_0,
-    "q4_1": gguf.GGMLQuantizationType.Q4_1,
-    "q4_0": gguf.GGMLQuantizationType.Q4_0,
-    "iq4_nl": gguf.GGMLQuantizationType.IQ4_NL,
-}
-KV_CACHE_TYPES = tuple(_KV_TYPES)
-
-
-def kv_row_bytes(cache_type: str, n_elements: int) -> int:
-    """Bytes of ``n_elements`` KV values stored as ``cache_type`` ("f16", "q8_0", ...)."""
-    try:
-        block, size = gguf.GGML_QUANT_SIZES[_KV_TYPES[cache_type.lower()]]
-    except KeyError:
-        raise ValueError(
-            f"unknown KV cache type {cache_type!r}; use one of {', '.join(KV_CACHE_TYPES)}"
-        ) from None
-    return -(-n_elements // block) * size
 
 
 class FitVerdict(str, Enum):
@@ -231,10 +205,6 @@ def estimate_memory(
 # --------------------------------------------------------------------------- placement
 
 
-def _gib(n: int) -> str:
-    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
-
-
 def _split(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
     """(GPU bytes, RAM bytes) with the last ``gpu_layers`` layers on the GPU."""
     if gpu_layers == 0:
@@ -298,8 +268,9 @@ def estimate_fit(
                 FitVerdict.FULL_GPU,
                 n,
                 True,
-                f"Full GPU offload: {_gib(gpu)} of GPU memory ({_gib(vram)} free) and "
-                f"{_gib(cpu)} of RAM ({_gib(ram)} available).",
+                f"Full GPU offload: {format_bytes(gpu)} of GPU memory "
+                f"({format_bytes(vram)} free) and {format_bytes(cpu)} of RAM "
+                f"({format_bytes(ram)} available).",
             )
         for layers in range(n, 0, -1):
             gpu, cpu = _split(mem, layers, False)
@@ -309,9 +280,10 @@ def estimate_fit(
                         FitVerdict.PARTIAL_GPU,
                         layers,
                         False,
-                        f"{layers} of {n} layers on GPU: {_gib(gpu)} of GPU memory "
-                        f"({_gib(vram)} free) plus {_gib(cpu)} of RAM ({_gib(ram)} "
-                        "available). Generation is slower than with full offload.",
+                        f"{layers} of {n} layers on GPU: {format_bytes(gpu)} of GPU memory "
+                        f"({format_bytes(vram)} free) plus {format_bytes(cpu)} of RAM "
+                        f"({format_bytes(ram)} available). "
+                        "Generation is slower than with full offload.",
                     )
                 break  # fewer GPU layers only need more RAM
 
@@ -322,7 +294,7 @@ def estimate_fit(
             FitVerdict.CPU_ONLY,
             0,
             False,
-            f"CPU only: {_gib(total)} of RAM ({_gib(ram)} available)"
+            f"CPU only: {format_bytes(total)} of RAM ({format_bytes(ram)} available)"
             + (", no GPU memory to spare." if system.gpus else ", no usable GPU."),
             mem,
         )
@@ -330,9 +302,9 @@ def estimate_fit(
         FitVerdict.WONT_FIT,
         0,
         False,
-        f"Won't fit: needs {_gib(total)} (weights {_gib(mem.weights_bytes)}, KV cache "
-        f"{_gib(mem.kv_cache_bytes)}), but only {_gib(ram)} of RAM"
-        + (f" and {_gib(vram)} of GPU memory are" if system.gpus else " is")
+        f"Won't fit: needs {format_bytes(total)} (weights {format_bytes(mem.weights_bytes)}, "
+        f"KV cache {format_bytes(mem.kv_cache_bytes)}), but only {format_bytes(ram)} of RAM"
+        + (f" and {format_bytes(vram)} of GPU memory are" if system.gpus else " is")
         + " free. Pick a smaller quantization or a shorter context.",
         mem,
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from hearth.core.units import format_bytes
 from hearth.hub.bandwidth import TokenBucket
 from hearth.hub.client import TokenProvider, hub_endpoint, keyring_token
 from hearth.hub.errors import (
@@ -36,12 +37,7 @@ from hearth.hub.errors import (
 from hearth.hub.handle import DownloadHandle, new_future
 from hearth.hub.names import local_model_path, safe_relative_path, validate_repo_id
 from hearth.hub.partfile import FileOpener, default_opener, discard_files
-from hearth.hub.progress import (
-    DownloadState,
-    EventCallback,
-    Throttle,
-    format_bytes,
-)
+from hearth.hub.progress import DownloadState, EventCallback, Throttle
 from hearth.hub.repo import GgufModel
 from hearth.hub.sidecar import dest_from_sidecar, find_sidecars, part_path, read_sidecar
 from hearth.hub.transfer import FileTransfer, RetryPolicy

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from hearth.core.units import format_bytes
 from hearth.hub.errors import ChecksumMismatchError, DiskFullError, DownloadError
-from hearth.hub.progress import format_bytes
 from hearth.hub.remote import RemoteFile
 from hearth.hub.sidecar import part_path, read_sidecar, remove_partial, write_sidecar
 

@@ -103,13 +103,3 @@ class Throttle:
             return False
         self._last = now
         return True
-
-
-def format_bytes(n: float) -> str:
-    """``1.5 GB`` style (decimal units, as download sizes are usually shown)."""
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(value) < 1000 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} TB"  # pragma: no cover - loop always returns

@@ -18,11 +18,12 @@ from typing import Any, BinaryIO, TypeVar
 
 import httpx
 
+from hearth.core.units import format_bytes
 from hearth.hub.bandwidth import TokenBucket
 from hearth.hub.client import TokenProvider, auth_headers, has_auth
 from hearth.hub.errors import DownloadError, HubUnavailableError, access_error
 from hearth.hub.partfile import FileOpener, PartFile, SpaceCheck, default_opener
-from hearth.hub.progress import DownloadState, format_bytes
+from hearth.hub.progress import DownloadState
 from hearth.hub.remote import RemoteFile, resolve_remote
 
 log = logging.getLogger(__name__)

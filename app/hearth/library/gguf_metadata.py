@@ -15,8 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import gguf
-
+from hearth.core.quantization import (
+    block_size,
+    element_count,
+    file_type_name,
+    ggml_type_name,
+)
+from hearth.core.units import format_count
 from hearth.library.errors import InvalidModelFileError, NeedMoreBytesError
 from hearth.library.gguf_reader import (
     ArraySummary,
@@ -108,47 +113,21 @@ class GgufMetadata:
     @property
     def parameter_label(self) -> str:
         """Parameter count the way model cards say it: "135M", "7.2B"."""
-        n = self.parameter_count
-        for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-            if n >= scale:
-                value = n / scale
-                return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}{unit}"
-        return str(n)
+        return format_count(self.parameter_count)
 
 
 # --------------------------------------------------------------------------- names
 
 
-def file_type_name(file_type: int) -> str | None:
-    """``general.file_type`` (llama_ftype) as the name tools use: 15 -> "Q4_K_M"."""
-    try:
-        member = gguf.LlamaFileType(file_type)
-    except ValueError:
-        return None
-    if member == gguf.LlamaFileType.GUESSED:
-        return None
-    return member.name.removeprefix("ALL_").removeprefix("MOSTLY_")
-
-
-def ggml_type_name(ggml_type: int) -> str:
-    try:
-        return gguf.GGMLQuantizationType(ggml_type).name
-    except ValueError:
-        return f"TYPE_{ggml_type}"
-
-
 def tensor_nbytes(ggml_type: int, shape: Sequence[int]) -> int | None:
     """Bytes of a tensor's data; None for a type the gguf package does not know."""
-    try:
-        block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(ggml_type)]
-    except (ValueError, KeyError):
+    size = block_size(ggml_type)
+    if size is None:
         return None
-    n_elements = 1
-    for dim in shape:
-        n_elements *= dim
+    block, type_size = size
     if shape and shape[0] % block:
         raise MalformedHeaderError(f"a row of {shape[0]} elements does not fit blocks of {block}")
-    return n_elements // block * type_size
+    return element_count(shape) // block * type_size
 
 
 def dominant_tensor_type(tensors: Sequence[TensorInfo]) -> str:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.core.units import MIB, format_bytes
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
 from hearth.supervisor.backend_probe import BackendProbe
@@ -37,8 +38,6 @@ from hearth.ui.threads import in_thread
 log = logging.getLogger(__name__)
 
 RECOMMENDED_FILE = Path(__file__).resolve().parent / "resources" / "recommended.json"
-GIB = 1024**3
-MIB = 1024**2
 COMPUTE_OVERHEAD = 400 * MIB  # compute buffers and the like, for a 4K context
 
 
@@ -132,19 +131,16 @@ def probe_backend(probe: BackendProbe) -> BackendInfo:
     return BackendInfo(backend_name(report.system_info, offload), offload, report.system_info)
 
 
-def _size(n: int) -> str:
-    return f"{n / GIB:.1f} GB"
-
-
 def hardware_summary(system: SystemMemory, backend: BackendInfo | None) -> str:
     lines = [
         f"CPU: {system.physical_cores} cores ({system.logical_cores} threads)",
-        f"RAM: {_size(system.total_ram)} ({_size(system.available_ram)} free)",
+        f"RAM: {format_bytes(system.total_ram)} ({format_bytes(system.available_ram)} free)",
     ]
     if system.gpus:
         for gpu in system.gpus:
             lines.append(
-                f"GPU: {gpu.name}, {_size(gpu.total_bytes)} ({_size(gpu.free_bytes)} free)"
+                f"GPU: {gpu.name}, {format_bytes(gpu.total_bytes)} "
+                f"({format_bytes(gpu.free_bytes)} free)"
             )
     else:
         lines.append("GPU: none found (models run on the CPU)")
@@ -200,7 +196,7 @@ class FirstRunDialog(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for row, m in enumerate(self.models):
-            for col, text in enumerate((m.name, m.kind, m.quant, _size(m.size_bytes), "…")):
+            for col, text in enumerate((m.name, m.kind, m.quant, format_bytes(m.size_bytes), "…")):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{m.repo}/{m.file}\n{m.description}")
                 self.table.setItem(row, col, item)

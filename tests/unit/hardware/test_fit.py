@@ -19,7 +19,6 @@ from hearth.hardware.fit import (
     QuantCandidate,
     estimate_fit,
     estimate_memory,
-    kv_row_bytes,
     rank_quantizations,
     suggest_quantization,
 )
@@ -161,9 +160,8 @@ def test_kv_uses_key_and_value_length_and_pads_cells() -> None:
     mem = estimate_memory(meta, ContextPlan(n_ctx=1000))  # padded to 1024 cells
     assert mem.kv_cells == 1024
     assert mem.kv_per_layer == 1024 * (8 * 192 * 2 + 8 * 128 * 2)
-    assert kv_row_bytes("q8_0", 64) == 68
-    with pytest.raises(ValueError, match="unknown KV cache type"):
-        kv_row_bytes("q3_k", 32)
+    with pytest.raises(ValueError, match="unknown KV cache type 'q3_k'"):
+        estimate_memory(meta, ContextPlan(n_ctx=1000, cache_type_k="q3_k"))
 
 
 def test_compute_buffer_grows_with_context_without_flash_attention() -> None:

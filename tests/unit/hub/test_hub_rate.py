@@ -8,7 +8,7 @@ import time
 import pytest
 
 from hearth.hub.bandwidth import TokenBucket
-from hearth.hub.progress import SpeedMeter, Throttle, format_bytes
+from hearth.hub.progress import SpeedMeter, Throttle
 
 
 class Clock:
@@ -93,9 +93,3 @@ def test_throttle_allows_at_most_once_per_interval() -> None:
         passed += throttle.ready()
         clock.now += 0.001
     assert passed == 10
-
-
-def test_format_bytes() -> None:
-    assert format_bytes(512) == "512 B"
-    assert format_bytes(4_200_000) == "4.2 MB"
-    assert format_bytes(7.5e9) == "7.5 GB"

@@ -13,7 +13,6 @@ import gguf_factory as gf
 from hearth.library.errors import InvalidModelFileError, NeedMoreBytesError
 from hearth.library.gguf_metadata import (
     dominant_tensor_type,
-    file_type_name,
     merge_shards,
     read_metadata,
     read_metadata_incremental,
@@ -69,14 +68,6 @@ def test_quantization_from_file_type_and_from_tensors(
     assert meta.quantization == label
     assert dominant_tensor_type(meta.tensors) == dominant
     assert meta.tensor_bytes < read_metadata(request.getfixturevalue("tiny_model_f16")).tensor_bytes
-
-
-def test_file_type_names() -> None:
-    assert file_type_name(0) == "F32"
-    assert file_type_name(15) == "Q4_K_M"
-    assert file_type_name(32) == "BF16"
-    assert file_type_name(1024) is None  # GUESSED
-    assert file_type_name(999) is None
 
 
 def test_model_without_chat_template(tmp_path: Path) -> None:

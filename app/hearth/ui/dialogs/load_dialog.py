@@ -33,14 +33,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.core.quantization import KV_CACHE_TYPES
+from hearth.core.units import format_bytes
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
-from hearth.hardware.fit import KV_CACHE_TYPES, FitVerdict, estimate_fit
+from hearth.hardware.fit import FitVerdict, estimate_fit
 from hearth.hardware.probe import probe_system
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_errors import plain_load_error
-from hearth.ui.dialogs.load_placement import Placement, place_layers, size_text
+from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -273,8 +275,9 @@ class LoadDialog(QDialog):
             self.estimate_changed.emit(text)
             return
         text = (
-            f"Weights {size_text(mem.weights_bytes)}, KV cache {size_text(mem.kv_cache_bytes)}, "
-            f"compute {size_text(mem.compute_bytes)}.\n{place.describe()}"
+            f"Weights {format_bytes(mem.weights_bytes)}, "
+            f"KV cache {format_bytes(mem.kv_cache_bytes)}, "
+            f"compute {format_bytes(mem.compute_bytes)}.\n{place.describe()}"
         )
         color = "#1e7b34" if place.fits else "#b3261e"
         self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")

@@ -8,16 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown, SystemMemory
 from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
-
-GIB = 1024**3
-MIB = 1024**2
-
-
-def size_text(n: int) -> str:
-    """``n`` bytes in GiB, or MiB below a tenth of a GiB, so small parts stay readable."""
-    return f"{n / GIB:.1f} GiB" if n >= GIB // 10 else f"{n / MIB:.0f} MiB"
 
 
 @dataclass(frozen=True)
@@ -47,14 +40,14 @@ class Placement:
             else f"{self.gpu_layers} of {self.n_layers} layers on the GPU"
         )
         gpu = (
-            f"GPU {size_text(self.gpu_bytes)} of {size_text(self.free_vram)} free"
+            f"GPU {format_bytes(self.gpu_bytes)} of {format_bytes(self.free_vram)} free"
             if self.gpu_bytes or self.free_vram
             else "no GPU memory used"
         )
         verdict = "fits" if self.fits else "does NOT fit: lower the layers or the context"
         return (
-            f"{where}: {gpu}, RAM {size_text(self.ram_bytes)} of "
-            f"{size_text(self.available_ram)} available. It {verdict}."
+            f"{where}: {gpu}, RAM {format_bytes(self.ram_bytes)} of "
+            f"{format_bytes(self.available_ram)} available. It {verdict}."
         )
 
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.core.errors import HearthError
+from hearth.core.units import format_bytes
 from hearth.hardware.fit import (
     ContextPlan,
     FitEstimate,
@@ -43,7 +44,7 @@ from hearth.hardware.fit import (
 from hearth.hub import GgufModel, ModelSearch, ModelSummary, RepoListing, list_repo_gguf
 from hearth.hub.client import hub_endpoint
 from hearth.hub.header import remote_metadata
-from hearth.ui.pages.common import button, button_cell, human_bytes
+from hearth.ui.pages.common import button, button_cell
 from hearth.ui.pages.fit_confirm import ask_wont_fit
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -157,7 +158,7 @@ class ModelPage(QWidget):
             name = model.files[0].path if len(model.files) == 1 else f"{model.name} (split)"
             self.table.setItem(row, COL_FILE, QTableWidgetItem(name))
             self.table.setItem(row, COL_QUANT, QTableWidgetItem(model.quant or "?"))
-            size = QTableWidgetItem(human_bytes(model.total_size))
+            size = QTableWidgetItem(format_bytes(model.total_size))
             size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(row, COL_SIZE, size)
             self.table.setItem(row, COL_FIT, QTableWidgetItem("checking…"))

@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.core.units import format_bytes, format_duration
 from hearth.hub import DownloadEvent, DownloadState
 from hearth.hub.sidecar import part_path, read_sidecar
-from hearth.ui.pages.common import button, human_bytes, human_duration
+from hearth.ui.pages.common import button
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 
@@ -104,12 +105,12 @@ class DownloadRow(QFrame):
             self.bar.setValue(1000 if done else round((fraction or 0.0) * 1000))
         parts = [_STATE_WORDS[state]]
         if event.total:
-            parts.append(f"{human_bytes(event.bytes_done)} of {human_bytes(event.total)}")
+            parts.append(f"{format_bytes(event.bytes_done)} of {format_bytes(event.total)}")
         elif event.bytes_done:
-            parts.append(human_bytes(event.bytes_done))
+            parts.append(format_bytes(event.bytes_done))
         if state is DownloadState.RUNNING:
-            parts.append(f"{human_bytes(event.speed_bps)}/s")
-            parts.append(f"{human_duration(event.eta_s)} left")
+            parts.append(f"{format_bytes(event.speed_bps)}/s")
+            parts.append(f"{format_duration(event.eta_s)} left")
         if state is DownloadState.COMPLETED:
             parts.append(str(event.dest))
         self.detail_label.setText(" · ".join(parts))

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from hearth.core.units import format_bytes
 from hearth.hardware.fit import FitEstimate
-from hearth.ui.pages.common import human_bytes
 
 log = logging.getLogger(__name__)
 
@@ -26,13 +26,13 @@ DOWNLOAD_ANYWAY = "Download anyway"
 def wont_fit_message(est: FitEstimate, n_ctx: int) -> str:
     """The estimate against what this machine has, in plain words (free memory less
     what the worker process and the GPU driver need themselves)."""
-    have = f"{human_bytes(est.available_ram)} of RAM"
+    have = f"{format_bytes(est.available_ram)} of RAM"
     if est.free_vram:
-        have += f" and {human_bytes(est.free_vram)} of GPU memory"
+        have += f" and {format_bytes(est.free_vram)} of GPU memory"
     return (
-        f"Loading it needs about {human_bytes(est.memory.total_bytes)} of memory "
-        f"(weights {human_bytes(est.memory.weights_bytes)}, context cache "
-        f"{human_bytes(est.memory.kv_cache_bytes)} at {n_ctx:,} tokens), but this machine "
+        f"Loading it needs about {format_bytes(est.memory.total_bytes)} of memory "
+        f"(weights {format_bytes(est.memory.weights_bytes)}, context cache "
+        f"{format_bytes(est.memory.kv_cache_bytes)} at {n_ctx:,} tokens), but this machine "
         f"has only {have} free for it. It will most likely fail to load. A smaller "
         "quantization or a shorter context may fit."
     )

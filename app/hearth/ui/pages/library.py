@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.core.errors import HearthError
+from hearth.core.units import format_bytes, format_count
 from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
 from hearth.library.quantize_job import JobState, QuantizeJob
-from hearth.ui.pages.common import button, button_cell, human_bytes, human_count
+from hearth.ui.pages.common import button, button_cell
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -159,8 +160,8 @@ class LibraryPage(QWidget):
             cells = [
                 model.name,
                 meta.quantization if meta else "?",
-                human_bytes(model.size_bytes),
-                human_count(meta.parameter_count) if meta else "?",
+                format_bytes(model.size_bytes),
+                format_count(meta.parameter_count) if meta else "?",
                 f"{ctx:,}" if ctx else "?",
                 meta.architecture if meta else "?",
                 _SOURCE_WORDS[model.source] + (f" ({model.origin})" if model.origin else ""),
@@ -195,7 +196,7 @@ class LibraryPage(QWidget):
         self.found = [d for d in found if str(d.path.resolve()) not in have]
         self.found_table.setRowCount(len(self.found))
         for row, item in enumerate(self.found):
-            for col, text in enumerate([item.name, item.app, human_bytes(item.size_bytes),
+            for col, text in enumerate([item.name, item.app, format_bytes(item.size_bytes),
                                         str(item.path)]):  # fmt: skip
                 self.found_table.setItem(row, col, QTableWidgetItem(text))
             imp = button("Import", f"Import {item.name}", partial(self.import_found, item))
