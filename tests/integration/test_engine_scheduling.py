@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import llama_cpp
 import pytest
 
 from hearth.core.errors import QueueFullError
@@ -73,8 +74,7 @@ def test_fifth_request_waits_then_runs_when_one_is_cancelled(tiny_model_q8):
         for it in iterators:  # all four are decoding
             assert isinstance(await anext(it), TextDelta)
         fifth = await engine.start(greedy("the fifth", max_tokens=8))
-        await asyncio.sleep(0.05)
-        status = engine.status()
+        status = engine.status()  # start() has queued it; no slot can take it yet
         assert status is not None and status.queue_depth == 1
         assert all(slot.busy for slot in status.slots)
         streams[0].cancel()
@@ -159,9 +159,13 @@ def test_load_knobs_and_backend_report(tiny_model_q8):
         )
     )
     try:
-        assert info.n_layer == 2 and info.gpu_layers == 0  # no GPU on this machine
-        assert [d.kind for d in info.devices][:1] == ["cpu"]
-        assert info.devices[0].memory_total > 0
+        # All layers were asked for (-1): they are offloaded where this llama.cpp build
+        # can offload and sees a GPU, none otherwise (CPU builds, GPU-less machines).
+        gpus = [d for d in info.devices if d.kind in ("gpu", "igpu")]
+        can_offload = bool(llama_cpp.llama_supports_gpu_offload()) and bool(gpus)
+        assert info.n_layer == 2 and info.gpu_layers == (2 if can_offload else 0)
+        cpus = [d for d in info.devices if d.kind == "cpu"]
+        assert cpus and cpus[0].memory_total > 0
         assert info.n_slots == 2 and info.quantization == "Q8_0"
         _, finished = asyncio.run(run(engine, greedy("knobs", max_tokens=70)))
         assert finished.usage.completion_tokens == 70  # more than n_batch/n_ubatch of work
@@ -172,7 +176,7 @@ def test_load_knobs_and_backend_report(tiny_model_q8):
 def test_unknown_cache_type_is_a_clear_error(tiny_model_q8):
     from hearth.core.errors import HearthError
 
-    with pytest.raises(HearthError, match="Unknown KV-cache type"):
+    with pytest.raises(HearthError, match="(?i)unknown KV.cache type"):
         Engine().load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, cache_type_k="q3"))
 
 

@@ -151,8 +151,8 @@ def test_concurrency_limit_runs_downloads_one_after_the_other(
         try:
             first = manager.add(REPO, MID)
             second = manager.add(REPO, SMALL)
-            await asyncio.sleep(0.1)
-            assert first.state.active and second.state == DownloadState.QUEUED
+            await until(lambda: first.state.active)
+            assert second.state == DownloadState.QUEUED
             await asyncio.gather(first.wait(), second.wait())
         finally:
             await manager.aclose()

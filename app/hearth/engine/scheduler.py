@@ -23,6 +23,7 @@ from hearth.engine.arrivals import Arrivals
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
 from hearth.engine.placement import Placement, place
+from hearth.engine.rate import DecodeRate
 from hearth.engine.relay import EventRelay
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.slots import Job, Slot
@@ -30,7 +31,6 @@ from hearth.engine.text_stream import TextStream
 
 log = logging.getLogger(__name__)
 
-_RATE_WINDOW_S = 10.0
 # How long a newly started request waits for others the server is still parsing.
 _GATHER_S = 0.025
 # From idle, how long after the last arrival it waits for the next one.
@@ -65,7 +65,12 @@ class Scheduler:
     """Owns the decode loop thread; ``submit`` and ``cancel`` are safe from any thread."""
 
     def __init__(
-        self, model: LlamaModel, *, max_queue: int = 64, arrivals: Arrivals | None = None
+        self,
+        model: LlamaModel,
+        *,
+        max_queue: int = 64,
+        arrivals: Arrivals | None = None,
+        rate: DecodeRate | None = None,
     ) -> None:
         self._model = model
         self._arrivals = arrivals or Arrivals()
@@ -78,8 +83,9 @@ class Scheduler:
         self._queue: collections.deque[Job] = collections.deque()
         self._cond = threading.Condition()
         self._stopping = False
+        self._stop_reason: str | None = None
         self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
-        self._recent: collections.deque[tuple[float, int]] = collections.deque()
+        self._rate = rate if rate is not None else DecodeRate()  # trimmed as steps come
         self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
         self._relay = EventRelay()
         self._thread = threading.Thread(target=self._run, name="hearth-scheduler", daemon=True)
@@ -108,15 +114,19 @@ class Scheduler:
         with self._cond:
             slots = tuple(SlotStatus(s.seq_id, s.busy, len(s.cached)) for s in self._slots)
             depth = len(self._queue)
-        return SchedulerStatus(slots, depth, self._decode_rate())
+        return SchedulerStatus(slots, depth, self._rate.tokens_per_s(time.perf_counter()))
 
     def completed(self, limit: int = 50) -> list[CompletedRequest]:
         """The most recent finished generations, newest first."""
         return list(self._completed)[-limit:][::-1]
 
-    def stop(self) -> None:
-        """Finish every job as cancelled, stop the thread, free native memory."""
+    def stop(self, reason: str | None = None) -> None:
+        """Stop the thread and free native memory. Every running or queued job ends: as
+        an error saying ``reason`` when the model goes away under it (a swap, an unload),
+        so a client never mistakes a cut-off answer for a finished one; as cancelled
+        otherwise."""
         with self._cond:
+            self._stop_reason = reason
             self._stopping = True
             self._cond.notify_all()
         self._thread.join()
@@ -288,7 +298,7 @@ class Scheduler:
             if logits is not None and wanted is not None:
                 slot.pending_logprobs.append(token_logprob(self._model, logits, token, wanted))
             self._accept_token(slot, token, now)
-        self._recent.append((now, len(outputs)))
+        self._rate.record(now, len(outputs))
 
     def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
         batch = self._batch
@@ -355,15 +365,6 @@ class Scheduler:
             decode_tokens_per_s=max(slot.n_generated - 1, 0) / decode_s,
         )
 
-    def _decode_rate(self) -> float:
-        cutoff = time.perf_counter() - _RATE_WINDOW_S
-        while self._recent and self._recent[0][0] < cutoff:
-            self._recent.popleft()
-        if len(self._recent) < 2:
-            return 0.0
-        span = self._recent[-1][0] - self._recent[0][0]
-        return sum(n for _, n in list(self._recent)[1:]) / span if span > 0 else 0.0
-
     def _fail_running(self, message: str) -> None:
         for slot in self._slots:
             if slot.job is not None:
@@ -372,13 +373,15 @@ class Scheduler:
                 slot.cached = []
 
     def _shutdown(self) -> None:
+        reason = self._stop_reason
+        ending = FinishReason.CANCELLED if reason is None else FinishReason.ERROR
         for slot in self._slots:
-            self._finish(slot, FinishReason.CANCELLED)
+            self._finish(slot, ending, error=reason)
         with self._cond:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
+            self._relay.post(job, Finished(ending, _empty_usage(job), error=reason))
 
 
 def _empty_usage(job: Job) -> Usage:
