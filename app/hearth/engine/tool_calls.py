@@ -1,57 +1,41 @@
 """Tool calling: the model's call format, forcing calls with a grammar, parsing them out.
 
-Three families cover most GGUF chat models:
-- Hermes / Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-- Llama 3.x: a bare JSON object ``{"name": ..., "parameters": {...}}``
-- Mistral: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}]``
-The family is read off the chat template; Hermes is the fallback, and models whose
-template knows nothing of tools get the tools described in a system message.
+Each model family writes calls its own way (Hermes/Qwen JSON in ``<tool_call>``, Llama 3
+bare JSON, Mistral ``[TOOL_CALLS]``, Qwen3-Coder and Seed-OSS XML, GLM ``<arg_key>``,
+MiniMax and DeepSeek-DSML ``<invoke>``, DeepSeek and Kimi special tokens, gpt-oss harmony
+channels, Phi-4/Granite, LFM2, Command-R, Apriel, Nemotron). The registry in tool_formats
+holds each as data plus a small parser; the family is read off the chat template (or the
+vocabulary), Hermes is the fallback, and models whose template knows nothing of tools get
+the tools described in a system message.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import secrets
-from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from llama_cpp import llama_grammar
+from hearth.core.generation import ChatMessage, ToolSpec
+from hearth.engine import tool_formats
+from hearth.engine.tool_formats.base import ParsedOutput, Schemas, ToolFormat, new_call_id
+from hearth.engine.tool_formats.grammar import call_grammar
+from hearth.engine.tool_formats.json_formats import (
+    HERMES_CLOSE,
+    HERMES_OPEN,
+    LLAMA3_MARK,
+    MISTRAL_MARK,
+)
 
-from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
-
-
-class ToolFormat(str, Enum):
-    HERMES = "hermes"
-    LLAMA3 = "llama3"
-    MISTRAL = "mistral"
-
-
-HERMES_OPEN, HERMES_CLOSE = "<tool_call>", "</tool_call>"
-MISTRAL_MARK = "[TOOL_CALLS]"
-LLAMA3_MARK = "<|python_tag|>"
-
-
-def detect_format(template: str | None) -> ToolFormat:
-    source = template or ""
-    if MISTRAL_MARK in source:
-        return ToolFormat.MISTRAL
-    if HERMES_OPEN in source:
-        return ToolFormat.HERMES
-    if LLAMA3_MARK in source or "ipython" in source:
-        return ToolFormat.LLAMA3
-    return ToolFormat.HERMES
+__all__ = [
+    "HERMES_CLOSE", "HERMES_OPEN", "LLAMA3_MARK", "MISTRAL_MARK", "ParsedOutput",
+    "ToolCallFilter", "ToolFormat", "call_grammar", "call_marker", "detect_format",
+    "flatten_for_plain_template", "new_call_id", "parse_output", "tools_system_prompt",
+]  # fmt: skip
 
 
-def new_call_id() -> str:
-    return f"call_{secrets.token_hex(12)}"
-
-
-def _args_key(fmt: ToolFormat) -> str:
-    return "parameters" if fmt is ToolFormat.LLAMA3 else "arguments"
+def detect_format(template: str | None, vocab: Collection[str] = ()) -> ToolFormat:
+    """The call format of a model, from its chat template and, failing that, its vocabulary."""
+    return tool_formats.detect(template, vocab)
 
 
 def tools_system_prompt(tools: Sequence[ToolSpec]) -> str:
@@ -69,105 +53,30 @@ def tools_system_prompt(tools: Sequence[ToolSpec]) -> str:
     )
 
 
-def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = None) -> str:
-    """GBNF that forces exactly one call, to ``only`` or to any of ``tools``."""
-    chosen = [t for t in tools if only is None or t.name == only]
-    if not chosen:
-        raise InvalidRequestError(f"tool_choice names an unknown tool: {only}", param="tool_choice")
-    key = _args_key(fmt)
-    variants = [
-        {"type": "object",
-         "properties": {"name": {"const": t.name},
-                        key: t.parameters or {"type": "object"}},
-         "required": ["name", key], "additionalProperties": False}
-        for t in chosen
-    ]  # fmt: skip
-    schema = variants[0] if len(variants) == 1 else {"oneOf": variants}
-    try:
-        body = llama_grammar.json_schema_to_gbnf(json.dumps(schema), prop_order=["name", key])
-    except Exception as exc:
-        raise InvalidRequestError(f"A tool's parameters schema is unusable: {exc}",
-                                  param="tools") from exc  # fmt: skip
-    body = re.sub(r"(?m)^root ::=", "call ::=", str(body))
-    if fmt is ToolFormat.HERMES:
-        root = f'root ::= "{HERMES_OPEN}\\n" call "\\n{HERMES_CLOSE}"'
-    elif fmt is ToolFormat.MISTRAL:
-        root = f'root ::= "{MISTRAL_MARK}[" call "]"'
-    else:
-        root = "root ::= call"
-    return root + "\n" + body
+def parse_output(text: str, fmt: ToolFormat, tools: Sequence[ToolSpec] = ()) -> ParsedOutput:
+    """Split generated text into content, calls (and any reasoning); bad calls stay text.
+
+    ``tools`` lets formats that write values as text (the XML families) type them.
+    """
+    return tool_formats.parse(text, fmt, _schemas(tools))
 
 
-@dataclass
-class ParsedOutput:
-    content: str
-    calls: list[ToolCall]
-
-
-def _to_call(obj: Any, fmt: ToolFormat) -> ToolCall | None:
-    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-        return None
-    args = obj.get(_args_key(fmt), obj.get("arguments", obj.get("parameters", {})))
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            return None
-    if not isinstance(args, dict):
-        return None
-    return ToolCall(new_call_id(), obj["name"], json.dumps(args, ensure_ascii=False))
-
-
-def parse_output(text: str, fmt: ToolFormat) -> ParsedOutput:
-    """Split generated text into plain content and tool calls; unparsable calls stay text."""
-    if fmt is ToolFormat.HERMES:
-        calls, kept, pos = [], [], 0
-        for match in re.finditer(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", text, re.S):
-            try:
-                call = _to_call(json.loads(match.group(1)), fmt)
-            except json.JSONDecodeError:
-                call = None
-            if call is None:
-                continue
-            kept.append(text[pos : match.start()])
-            pos = match.end()
-            calls.append(call)
-        kept.append(text[pos:])
-        return ParsedOutput("".join(kept).strip() if calls else text, calls)
-    if fmt is ToolFormat.MISTRAL:
-        head, mark, tail = text.partition(MISTRAL_MARK)
-        if mark:
-            try:
-                items = json.loads(tail.strip())
-            except json.JSONDecodeError:
-                return ParsedOutput(text, [])
-            items = items if isinstance(items, list) else [items]
-            calls = [c for c in (_to_call(i, fmt) for i in items) if c is not None]
-            if calls:
-                return ParsedOutput(head.strip(), calls)
-        return ParsedOutput(text, [])
-    body = text.strip().removeprefix(LLAMA3_MARK).strip()
-    if body.startswith("{"):
-        try:
-            call = _to_call(json.loads(body), fmt)
-        except json.JSONDecodeError:
-            call = None
-        if call is not None:
-            return ParsedOutput("", [call])
-    return ParsedOutput(text, [])
+def _schemas(tools: Sequence[ToolSpec]) -> Schemas:
+    return {t.name: (t.parameters or {}).get("properties", {}) for t in tools}
 
 
 def call_marker(fmt: ToolFormat) -> str:
-    return {ToolFormat.HERMES: HERMES_OPEN, ToolFormat.MISTRAL: MISTRAL_MARK,
-            ToolFormat.LLAMA3: "{"}[fmt]  # fmt: skip
+    """The text that opens a call section in this format (the first, when several do)."""
+    return tool_formats.spec_for(fmt).markers[0]
 
 
 class ToolCallFilter:
     """Streams plain content until a tool call begins, then holds the rest to parse."""
 
-    def __init__(self, fmt: ToolFormat) -> None:
+    def __init__(self, fmt: ToolFormat, tools: Sequence[ToolSpec] = ()) -> None:
         self.fmt = fmt
-        self._marker = call_marker(fmt)
+        self._markers = tool_formats.spec_for(fmt).markers
+        self._tools = tuple(tools)
         self._held = ""
         self._captured: list[str] | None = None
         self._emitted_any = False
@@ -179,12 +88,13 @@ class ToolCallFilter:
         buffer = self._held + text
         if self.fmt is ToolFormat.LLAMA3:
             return self._feed_llama3(buffer)
-        index = buffer.find(self._marker)
-        if index != -1:
+        found = [i for i in (buffer.find(m) for m in self._markers) if i != -1]
+        if found:
+            index = min(found)
             self._captured = [buffer[index:]]
             self._held = ""
             return self._emit(buffer[:index])
-        hold = _partial_suffix(buffer, self._marker)
+        hold = max(_partial_suffix(buffer, m) for m in self._markers)
         self._held = buffer[len(buffer) - hold :]
         return self._emit(buffer[: len(buffer) - hold])
 
@@ -214,8 +124,7 @@ class ToolCallFilter:
             held, self._held = self._held, ""
             return ParsedOutput(held, [])
         captured = "".join(self._captured)
-        parsed = parse_output(captured, self.fmt)
-        return parsed if parsed.calls else ParsedOutput(captured, [])
+        return parse_output(captured, self.fmt, self._tools)
 
 
 def _partial_suffix(buffer: str, marker: str) -> int:

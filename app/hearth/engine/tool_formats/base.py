@@ -1,0 +1,132 @@
+"""What every tool-call format shares: its name, the parsed result, building calls.
+
+A format is data (the markers that open a call section, the template and vocabulary
+signs that identify it) plus one small parser from generated text to calls. Parsers
+never raise on model output: text that does not parse stays plain content.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from hearth.core.generation import ToolCall
+
+
+class ToolFormat(str, Enum):
+    HERMES = "hermes"
+    LLAMA3 = "llama3"
+    MISTRAL = "mistral"
+    QWEN3_CODER = "qwen3_coder"
+    SEED_OSS = "seed_oss"
+    GLM = "glm"
+    MINIMAX = "minimax"
+    DEEPSEEK = "deepseek"
+    DEEPSEEK_DSML = "deepseek_dsml"
+    KIMI = "kimi"
+    HARMONY = "harmony"
+    PHI4 = "phi4"
+    LFM2 = "lfm2"
+    COMMAND_R = "command_r"
+    APRIEL = "apriel"
+    NEMOTRON = "nemotron"
+
+
+@dataclass
+class ParsedOutput:
+    content: str
+    calls: list[ToolCall]
+    reasoning: str = ""
+
+
+# Per tool name, its JSON-schema ``properties``: lets text-valued formats type their values.
+Schemas = Mapping[str, Mapping[str, Any]]
+Parser = Callable[[str, Schemas], ParsedOutput]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One model family's call format, as data plus its parser."""
+
+    fmt: ToolFormat
+    markers: tuple[str, ...]  # text that opens a call section (the streaming filter cuts there)
+    template_signs: tuple[str, ...]  # any of these in the chat template identifies the format
+    parse: Parser
+    vocab_signs: tuple[str, ...] = ()  # ... or any of these among the special tokens
+    requires: tuple[str, ...] = ()  # ... and all of these in the template too
+
+
+# DeepSeek's special tokens use a fullwidth bar and "lower one eighth block" for spaces.
+DS_BAR, DS_SPACE = "\uff5c", "\u2581"
+DSML = f"{DS_BAR}DSML{DS_BAR}"
+
+
+def ds_token(name: str) -> str:
+    """``ds_token("tool_calls_begin")`` is DeepSeek's <|tool calls begin|> token text."""
+    return f"<{DS_BAR}{name.replace('_', DS_SPACE)}{DS_BAR}>"
+
+
+def new_call_id() -> str:
+    return f"call_{secrets.token_hex(12)}"
+
+
+def make_call(name: object, args: object) -> ToolCall | None:
+    """A call from a name and a mapping of arguments (or JSON text of one); else None."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None
+    return ToolCall(new_call_id(), name.strip(), json.dumps(args, ensure_ascii=False))
+
+
+def typed_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
+    """A parameter written as text, typed by its schema (or by its look when unknown)."""
+    kind = schema.get("type") if schema else None
+    if kind == "string" or (isinstance(kind, list) and "string" in kind and len(kind) == 1):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    if kind is None and not isinstance(value, (dict, list)) and not _looks_scalar(raw):
+        return raw
+    return value
+
+
+def _looks_scalar(raw: str) -> bool:
+    text = raw.strip()
+    return text in ("true", "false", "null") or text[:1] in "-0123456789"
+
+
+def args_from_text(name: str, pairs: list[tuple[str, str]], schemas: Schemas) -> dict[str, Any]:
+    properties = schemas.get(name, {})
+    return {key: typed_value(value, properties.get(key)) for key, value in pairs}
+
+
+def decode_json_prefix(text: str) -> tuple[Any, int] | None:
+    """The JSON value at the start of ``text`` (after spaces) and where it ends."""
+    stripped = len(text) - len(text.lstrip())
+    try:
+        value, end = json.JSONDecoder().raw_decode(text, stripped)
+    except json.JSONDecodeError:
+        return None
+    return value, end
+
+
+def no_calls(text: str) -> ParsedOutput:
+    return ParsedOutput(text, [])
+
+
+def joined(kept: list[str]) -> str:
+    return "".join(kept).strip()

@@ -1,0 +1,123 @@
+"""GBNF grammars that force one tool call in a model's own format (``tool_choice``).
+
+JSON-object formats get the tools' parameter schemas exactly. Formats that write the
+name outside the arguments get the schema when one tool is possible, else any object.
+XML-like formats get the tool's name and parameter names, with free text values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from llama_cpp import llama_grammar
+
+from hearth.core.errors import InvalidRequestError
+from hearth.core.generation import ToolSpec
+from hearth.engine.tool_formats.base import DSML, ToolFormat, ds_token
+from hearth.engine.tool_formats.json_formats import HERMES_CLOSE, HERMES_OPEN, MISTRAL_MARK
+
+# Formats whose call is one JSON object holding the name: the grammar is the JSON schema.
+_OBJECT_FRAMES: dict[ToolFormat, tuple[str, str]] = {
+    ToolFormat.HERMES: (f"{HERMES_OPEN}\n", f"\n{HERMES_CLOSE}"),
+    ToolFormat.MISTRAL: (f"{MISTRAL_MARK}[", "]"),
+    ToolFormat.LLAMA3: ("", ""),
+    ToolFormat.PHI4: ("<|tool_call|>[", "]<|/tool_call|>"),
+    ToolFormat.NEMOTRON: ("<TOOLCALL>[", "]</TOOLCALL>"),
+    ToolFormat.APRIEL: ("<tool_calls>[", "]</tool_calls>"),
+    ToolFormat.COMMAND_R: ("<|START_ACTION|>[", "]<|END_ACTION|>"),
+    ToolFormat.LFM2: ("<|tool_call_start|>[", "]<|tool_call_end|>"),
+}
+# Formats that write the name outside a JSON argument object: (before name, after name, end).
+_NAMED_FRAMES: dict[ToolFormat, tuple[str, str, str]] = {
+    ToolFormat.DEEPSEEK: (ds_token("tool_calls_begin") + ds_token("tool_call_begin"),
+                          ds_token("tool_sep"),
+                          ds_token("tool_call_end") + ds_token("tool_calls_end")),
+    ToolFormat.KIMI: ("<|tool_calls_section_begin|><|tool_call_begin|>functions.",
+                      ":0<|tool_call_argument_begin|>",
+                      "<|tool_call_end|><|tool_calls_section_end|>"),
+    ToolFormat.HARMONY: ("<|channel|>commentary to=functions.", " <|constrain|>json<|message|>",
+                         "<|call|>"),
+}  # fmt: skip
+
+
+def _lit(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+# Formats with one text value per parameter, as GBNF pieces: (before the name, after the
+# name, before a parameter name, after a parameter name, after a value, end).
+_TEXT_FRAMES: dict[ToolFormat, tuple[str, str, str, str, str, str]] = {
+    ToolFormat.QWEN3_CODER: (_lit("<tool_call>\n<function="), _lit(">\n"), _lit("<parameter="),
+                             _lit(">\n"), _lit("\n</parameter>\n"),
+                             _lit("</function>\n</tool_call>")),
+    ToolFormat.SEED_OSS: (_lit("<seed:tool_call>\n<function="), _lit(">\n"), _lit("<parameter="),
+                          _lit(">"), _lit("</parameter>\n"),
+                          _lit("</function>\n</seed:tool_call>")),
+    ToolFormat.GLM: (_lit("<tool_call>"), _lit("\n"), _lit("<arg_key>"),
+                     _lit("</arg_key>\n<arg_value>"), _lit("</arg_value>\n"), _lit("</tool_call>")),
+    ToolFormat.MINIMAX: (_lit('<minimax:tool_call>\n<invoke name="'), _lit('">\n'),
+                         _lit('<parameter name="'), _lit('">'), _lit("</parameter>\n"),
+                         _lit("</invoke>\n</minimax:tool_call>")),
+    ToolFormat.DEEPSEEK_DSML: (_lit(f'<{DSML}function_calls>\n<{DSML}invoke name="'),
+                               _lit('">\n'), _lit(f'<{DSML}parameter name="'),
+                               f'{_lit(chr(34) + " string=" + chr(34))} ("true" | "false") '
+                               + _lit(chr(34) + ">"),
+                               _lit(f"</{DSML}parameter>\n"),
+                               _lit(f"</{DSML}invoke>\n</{DSML}function_calls>")),
+}  # fmt: skip
+
+
+def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = None) -> str:
+    """GBNF that forces exactly one call, to ``only`` or to any of ``tools``."""
+    chosen = [t for t in tools if only is None or t.name == only]
+    if not chosen:
+        raise InvalidRequestError(f"tool_choice names an unknown tool: {only}", param="tool_choice")
+    if fmt in _TEXT_FRAMES:
+        return _text_grammar(chosen, _TEXT_FRAMES[fmt])
+    if fmt in _NAMED_FRAMES:
+        before, after, end = (_lit(p) for p in _NAMED_FRAMES[fmt])
+        args_schema = chosen[0].parameters if len(chosen) == 1 else {}
+        body = _schema_rules(args_schema or {"type": "object"}, "args", [])
+        return f"root ::= {before} name {after} args {end}\n{_names_rule(chosen)}\n{body}"
+    name_key = "tool_name" if fmt is ToolFormat.COMMAND_R else "name"
+    key = "parameters" if fmt in (ToolFormat.LLAMA3, ToolFormat.COMMAND_R) else "arguments"
+    variants = [
+        {"type": "object",
+         "properties": {name_key: {"const": t.name}, key: t.parameters or {"type": "object"}},
+         "required": [name_key, key], "additionalProperties": False}
+        for t in chosen
+    ]  # fmt: skip
+    schema = variants[0] if len(variants) == 1 else {"oneOf": variants}
+    body = _schema_rules(schema, "call", [name_key, key])
+    before, after = _OBJECT_FRAMES.get(fmt, _OBJECT_FRAMES[ToolFormat.HERMES])
+    parts = [p for p in (_lit(before) if before else "", "call", _lit(after) if after else "") if p]
+    return f"root ::= {' '.join(parts)}\n{body}"
+
+
+def _schema_rules(schema: dict[str, Any], rule: str, order: list[str]) -> str:
+    try:
+        body = llama_grammar.json_schema_to_gbnf(json.dumps(schema), prop_order=order)
+    except Exception as exc:
+        raise InvalidRequestError(f"A tool's parameters schema is unusable: {exc}",
+                                  param="tools") from exc  # fmt: skip
+    return re.sub(r"(?m)^root ::=", f"{rule} ::=", str(body))
+
+
+def _names_rule(chosen: Sequence[ToolSpec]) -> str:
+    return "name ::= " + " | ".join(_lit(t.name) for t in chosen)
+
+
+def _text_grammar(chosen: Sequence[ToolSpec], frame: tuple[str, ...]) -> str:
+    """XML-like formats: the tool's name, then any of its parameters with free text values."""
+    before, after, p_before, p_after, v_after, end = frame
+    params = sorted({p for t in chosen for p in (t.parameters or {}).get("properties", {})})
+    pname = " | ".join(_lit(p) for p in params) if params else "[a-zA-Z0-9_.-]+"
+    return (
+        f"root ::= {before} name {after} param* {end}\n{_names_rule(chosen)}\n"
+        f"param ::= {p_before} pname {p_after} value {v_after}\n"
+        f"pname ::= {pname}\n"
+        'value ::= ([^<] | "<" [^/])*\n'
+    )
