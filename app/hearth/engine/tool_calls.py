@@ -29,7 +29,8 @@ from hearth.engine.tool_formats.json_formats import (
 __all__ = [
     "HERMES_CLOSE", "HERMES_OPEN", "LLAMA3_MARK", "MISTRAL_MARK", "ParsedOutput",
     "ToolCallFilter", "ToolFormat", "call_grammar", "call_marker", "detect_format",
-    "flatten_for_plain_template", "new_call_id", "parse_output", "tools_system_prompt",
+    "flatten_for_plain_template", "new_call_id", "parse_output", "preserved_tokens",
+    "tools_system_prompt",
 ]  # fmt: skip
 
 
@@ -63,6 +64,15 @@ def parse_output(text: str, fmt: ToolFormat, tools: Sequence[ToolSpec] = ()) -> 
 
 def _schemas(tools: Sequence[ToolSpec]) -> Schemas:
     return {t.name: (t.parameters or {}).get("properties", {}) for t in tools}
+
+
+def preserved_tokens(fmt: ToolFormat) -> tuple[str, ...]:
+    """Special tokens whose text the detokenizer must keep for this format to parse.
+
+    llama.cpp leaves control tokens (``<|channel|>``, Kimi's and DeepSeek's call tokens,
+    ``<|tool_call_start|>`` ...) out of the text unless asked; without them no call parses.
+    """
+    return tool_formats.preserved_tokens(fmt)
 
 
 def call_marker(fmt: ToolFormat) -> str:

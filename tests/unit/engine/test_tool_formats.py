@@ -24,6 +24,7 @@ from hearth.engine.tool_calls import (
     call_grammar,
     detect_format,
     parse_output,
+    preserved_tokens,
 )
 from hearth.engine.tool_formats.base import DSML, ds_token
 
@@ -88,6 +89,8 @@ SAMPLES: list[tuple[ToolFormat, str, str]] = [
                   "\n]<|END_ACTION|>", ""),
     (F.APRIEL, f'{PRE}\n<tool_calls>[{{"name": "get_weather", "arguments": {ARGS_JSON}}}]'
                "</tool_calls>", PRE.strip()),
+    (F.APRIEL, f'<tool_calls>\n{{"name": "get_weather", "arguments": {ARGS_JSON}}}\n'
+               "</tool_calls>", ""),  # MiniMax-M1: one object per line
     (F.NEMOTRON, f'<TOOLCALL>[{{"name": "get_weather", "arguments": {ARGS_JSON}}}]</TOOLCALL>',
      ""),
     (F.LLAMA3, f'{{"name": "get_weather", "parameters": {ARGS_JSON}}}', ""),
@@ -130,6 +133,14 @@ def test_parse_streamed_at_every_split(fmt: ToolFormat, text: str, content: str)
         assert json.loads(parsed.calls[0].arguments) == ARGS
 
 
+def test_every_format_names_the_tokens_it_needs_kept() -> None:
+    for fmt, text, _ in SAMPLES:
+        for token in preserved_tokens(fmt):
+            assert token.startswith(("<", "[")), (fmt, token)
+        markers = [m for m in preserved_tokens(fmt) if m in text]
+        assert markers or fmt in (F.LLAMA3, F.DEEPSEEK_DSML), fmt
+
+
 def test_reasoning_is_split_out_where_the_format_marks_it() -> None:
     harmony = parse_output(
         "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final"
@@ -162,6 +173,12 @@ def test_two_calls_in_one_reply() -> None:
     parsed = parse_output(text, F.QWEN3_CODER)
     assert [json.loads(c.arguments)["city"] for c in parsed.calls] == ["Oslo", "Oslo"]
     assert len({c.id for c in parsed.calls}) == 2
+    minimax_m1 = parse_output(
+        '<tool_calls>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}\n'
+        "</tool_calls>",
+        F.APRIEL,
+    )
+    assert [c.name for c in minimax_m1.calls] == ["a", "b"] and minimax_m1.content == ""
     lfm2 = parse_output('<|tool_call_start|>[a(x=1), b.c(y="z")]<|tool_call_end|>', F.LFM2)
     assert [c.name for c in lfm2.calls] == ["a", "b.c"]
 
@@ -211,6 +228,7 @@ EXPECTED_FORMATS = {
     "openai-gpt-oss-120b.jinja": F.HARMONY,
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": F.COMMAND_R,
     "Apriel-1.6-15b-Thinker-fixed.jinja": F.APRIEL,
+    "MiniMax-M1.jinja": F.APRIEL,
     "ibm-granite-granite-3.3-2B-Instruct.jinja": F.PHI4,
     "mistralai-Mistral-Nemo-Instruct-2407.jinja": F.MISTRAL,
     "meta-llama-Llama-3.1-8B-Instruct.jinja": F.LLAMA3,

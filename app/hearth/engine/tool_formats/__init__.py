@@ -49,6 +49,32 @@ REGISTRY: tuple[FormatSpec, ...] = (
 )  # fmt: skip
 BY_FORMAT = {spec.fmt: spec for spec in REGISTRY}
 
+# Special tokens each format's parser must see as text. llama.cpp drops control tokens
+# from detokenized output unless asked to render them, so the engine must keep these.
+PRESERVED: dict[ToolFormat, tuple[str, ...]] = {
+    F.HARMONY: ("<|start|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|end|>",
+                "<|call|>", "<|return|>"),
+    F.SEED_OSS: ("<seed:tool_call>", "</seed:tool_call>"),
+    F.MINIMAX: ("<minimax:tool_call>", "</minimax:tool_call>"),
+    F.DEEPSEEK_DSML: (),
+    F.DEEPSEEK: tuple(ds_token(n) for n in ("tool_calls_begin", "tool_calls_end",
+                                            "tool_call_begin", "tool_call_end", "tool_sep")),
+    F.KIMI: ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+             "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
+    F.GLM: ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
+            "</arg_value>"),
+    F.QWEN3_CODER: ("<tool_call>", "</tool_call>"),
+    F.COMMAND_R: ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>",
+                  "<|END_THINKING|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+    F.LFM2: ("<|tool_call_start|>", "<|tool_call_end|>"),
+    F.NEMOTRON: ("<TOOLCALL>", "</TOOLCALL>"),
+    F.APRIEL: ("<tool_calls>", "</tool_calls>"),
+    F.PHI4: ("<|tool_call|>", "<|/tool_call|>"),
+    F.MISTRAL: (j.MISTRAL_MARK, "[ARGS]", "[CALL_ID]"),
+    F.HERMES: (j.HERMES_OPEN, j.HERMES_CLOSE),
+    F.LLAMA3: (j.LLAMA3_MARK,),
+}  # fmt: skip
+
 
 def detect(template: str | None, vocab: Collection[str] = ()) -> ToolFormat:
     """The format a model's chat template (or failing that, its special tokens) uses."""
@@ -64,6 +90,10 @@ def detect(template: str | None, vocab: Collection[str] = ()) -> ToolFormat:
     return ToolFormat.HERMES
 
 
+def preserved_tokens(fmt: ToolFormat) -> tuple[str, ...]:
+    return PRESERVED[fmt]
+
+
 def spec_for(fmt: ToolFormat) -> FormatSpec:
     return BY_FORMAT[fmt]
 
@@ -73,4 +103,4 @@ def parse(text: str, fmt: ToolFormat, schemas: Schemas | None = None) -> ParsedO
 
 
 __all__ = ["REGISTRY", "FormatSpec", "ParsedOutput", "Schemas", "ToolFormat", "detect",
-           "parse", "spec_for"]  # fmt: skip
+           "parse", "preserved_tokens", "spec_for"]  # fmt: skip

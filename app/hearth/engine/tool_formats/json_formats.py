@@ -99,15 +99,10 @@ def json_list_parser(
         calls: list[ToolCall] = []
         kept, pos = [], 0
         while (start := text.find(open_mark, pos)) != -1:
-            decoded = decode_json_prefix(text[start + len(open_mark) :])
-            if decoded is None:
-                break
-            items, length = decoded
-            items = items if isinstance(items, list) else [items]
+            items, end = _json_values(text, start + len(open_mark))
             found = [call_from_object(i, name_key, args_keys) for i in items]
             if not found or any(c is None for c in found):
                 break
-            end = start + len(open_mark) + length
             if close_mark and text[end:].lstrip().startswith(close_mark):
                 end = text.index(close_mark, end) + len(close_mark)
             kept.append(text[pos:start])
@@ -121,6 +116,21 @@ def json_list_parser(
     return parse
 
 
+def _json_values(text: str, pos: int) -> tuple[list[Any], int]:
+    """A JSON list, or objects one after another (MiniMax-M1 writes one per line)."""
+    values: list[Any] = []
+    while (decoded := decode_json_prefix(text[pos:])) is not None:
+        value, length = decoded
+        pos += length
+        if isinstance(value, list) and not values:
+            return value, pos
+        values.append(value)
+        rest = text[pos:].lstrip()
+        if rest.startswith(","):
+            pos = text.index(",", pos) + 1
+    return values, pos
+
+
 parse_phi4 = json_list_parser("<|tool_call|>", "<|/tool_call|>")
 parse_nemotron = json_list_parser("<TOOLCALL>", "</TOOLCALL>")
 parse_apriel = json_list_parser("<tool_calls>", "</tool_calls>")
@@ -131,12 +141,12 @@ _parse_action = json_list_parser(
 
 def parse_command_r(text: str, schemas: Schemas) -> ParsedOutput:
     """Command-R7B wraps thinking and the reply in markers; the reply is the content."""
-    reasoning = ""
-    thinking = re.search(r"<\|START_THINKING\|>(.*?)(?:<\|END_THINKING\|>|$)", text, re.S)
+    framed = re.sub(r"<\|(?:START|END)_RESPONSE\|>", "", text)
+    thinking = re.search(r"<\|START_THINKING\|>(.*?)(?:<\|END_THINKING\|>|$)", framed, re.S)
     if thinking:
-        reasoning = thinking.group(1).strip()
-        text = text[: thinking.start()] + text[thinking.end() :]
-    parsed = _parse_action(text, schemas)
-    content = re.sub(r"<\|(?:START|END)_RESPONSE\|>", "", parsed.content).strip()
-    return ParsedOutput(content if parsed.calls or thinking else parsed.content, parsed.calls,
-                        reasoning)  # fmt: skip
+        framed = framed[: thinking.start()] + framed[thinking.end() :]
+    parsed = _parse_action(framed, schemas)
+    if framed == text and not parsed.calls:
+        return no_calls(text)
+    reasoning = thinking.group(1).strip() if thinking else ""
+    return ParsedOutput(parsed.content.strip(), parsed.calls, reasoning)
