@@ -14,8 +14,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
+from hearth.ui.style.theme import clear_theme
 
 T = TypeVar("T")
 
@@ -66,10 +66,8 @@ def default_theme(qapp: QApplication) -> Iterator[None]:
 
 
 def _reset_theme(qapp: QApplication) -> None:
-    if qapp.styleSheet():
-        qapp.setStyleSheet("")
-    if qapp.palette().resolveMask() != 0:  # something was set over the platform palette
-        apply_theme("system")
+    if qapp.styleSheet() or qapp.palette().resolveMask() != 0:
+        clear_theme()  # no palette or stylesheet of ours: Qt's own look
         qapp.processEvents()  # deliver the palette change to live widgets now
 
 

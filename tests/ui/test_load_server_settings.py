@@ -24,8 +24,9 @@ from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import place_layers
 from hearth.ui.main_window import MainWindow
-from hearth.ui.pages.request_log_table import COL_STATUS, FAILED_COLOR
+from hearth.ui.pages.request_log_table import COL_STATUS
 from hearth.ui.pages.server_panel import LAN_NEEDS_KEY
+from hearth.ui.style.theme import tokens_for
 
 pytestmark = pytest.mark.ui
 
@@ -72,7 +73,7 @@ async def _settled(arun, window: MainWindow, timeout: float = 120) -> WorkerStat
         lambda: (
             window.supervisor.status.state
             in (WorkerState.READY, WorkerState.ERROR, WorkerState.STOPPED)
-            and (window._load_task is None or window._load_task.done())
+            and not window.loading
         ),
         timeout,
         "the load to settle",
@@ -277,8 +278,9 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
         assert 0 <= int(table.column_texts("Completion")[chat_row]) <= 8
         assert int(table.column_texts("Prompt")[chat_row]) > 0
         assert table.column_texts("Model")[chat_row] == "hearth-tiny-Q8_0"
-        assert table.item(1, COL_STATUS).foreground().color().name() == FAILED_COLOR
-        assert table.item(chat_row, COL_STATUS).foreground().color().name() != FAILED_COLOR
+        red = tokens_for(table.palette()).danger
+        assert table.item(1, COL_STATUS).foreground().color().name() == red
+        assert table.item(chat_row, COL_STATUS).foreground().color().name() != red
         assert all(key not in str(r) for r in panel.requests)
         _shot(panel, tmp_path, "server")
 

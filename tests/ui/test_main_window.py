@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from gguf_factory import EOS_ID
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat_session import ChatSettings
 from hearth.ui.main_window import MainWindow
@@ -41,7 +42,14 @@ def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     win = MainWindow(
         log_dir=tmp_path / "logs",
         load_options=LoadOptions(n_ctx=2048, n_parallel=2),
-        chat_settings=ChatSettings(temperature=0.8, max_tokens=300),
+        # The tiny model has random weights: unbiased, it samples its end-of-sequence
+        # token at random, so a reply could end on its own before the test stops it
+        # (outcome "done", not "stopped") or after too few tokens to stream over
+        # several repaints. That made test_stream_stop_and_close fail now and then in
+        # full runs. EOS is banned and the seed fixed, so every run sees the same reply.
+        chat_settings=ChatSettings(
+            temperature=0.8, max_tokens=300, seed=1234, logit_bias={EOS_ID: -100.0}
+        ),
     )
     qtbot.addWidget(win)  # closed at teardown; closeEvent then stops any worker
     win.show()
@@ -123,6 +131,8 @@ def test_stream_stop_and_close(qtbot: QtBot, arun, window: MainWindow, tiny_mode
         assert partial["role"] == "assistant" and partial["content"]
         assert view.streamed_chars == len(partial["content"])  # all of it was shown
         assert "[stopped]" in view.transcript_text()
+        stats = view.stats_label.text()  # a stopped reply shows its stats too
+        assert "tokens" in stats and "tok/s" in stats and stats.endswith("stopped"), stats
 
         # 3. Send again on the same worker.
         chat.settings.max_tokens = 16

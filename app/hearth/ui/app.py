@@ -13,10 +13,10 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from hearth.config.folders import log_dir
-from hearth.ui.app_settings import apply_theme
 from hearth.ui.event_loop import create_event_loop
 from hearth.ui.gc_guard import GcOnGuiThread
 from hearth.ui.main_window import MainWindow
+from hearth.ui.style.theme import SystemThemeFollower, apply_theme
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ def run_gui(argv: Sequence[str]) -> int:
     app.setDesktopFileName("org.hearth.hearth")  # Briefcase: bundle + app name
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     app.setQuitOnLastWindowClosed(False)  # the loop ends when the window says it closed
+    app.setStyle("Fusion")  # the same look on every desktop; it follows our palette
+    SystemThemeFollower(app)  # "system" keeps following the desktop's light/dark
     gc_guard = GcOnGuiThread(app)
     loop = create_event_loop(app)
     asyncio.set_event_loop(loop)
@@ -58,7 +60,7 @@ def run_gui(argv: Sequence[str]) -> int:
     wake.start(250)
     wake.timeout.connect(lambda: None)
 
-    apply_theme(window.extras.store.settings.theme)
+    apply_theme(window.extras.store.settings.theme)  # icons follow (on PaletteChange)
     window.show()
     window.extras.maybe_show_first_run()
     args = list(argv[1:])

@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,14 @@ from hearth.supervisor import (
     WorkerError,
     WorkerUnavailableError,
 )
-from hearth.ui.chat_turns import ChatSettings, Turn, reply_stats, stats_text, title_for
+from hearth.ui.chat_turns import (
+    ChatSettings,
+    Turn,
+    local_stats,
+    reply_stats,
+    stats_text,
+    title_for,
+)
 from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
@@ -56,6 +64,8 @@ class _TurnState:
     reply: Turn
     ref: _Ref
     parts: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    first_delta: float | None = None
     stats: ChatStreamStats | None = None
     setup: concurrent.futures.Future[object] | None = None
 
@@ -97,6 +107,7 @@ class ChatController(QObject):
         view.stop_requested.connect(self.stop)
         view.regenerate_requested.connect(self.regenerate)
         view.edit_requested.connect(self.begin_edit)
+        view.theme_changed.connect(self._restyle)
         self._editing: int | None = None
 
     # ------------------------------------------------------------------ facts
@@ -248,6 +259,9 @@ class ChatController(QObject):
             )
             if v is not None
         }
+        if self.settings.logit_bias:
+            extra["logit_bias"] = {str(k): v for k, v in self.settings.logit_bias.items()}
+        state.started = time.monotonic()
         stream = client.stream_chat_events(
             messages,
             model=self.supervisor.model_id,
@@ -260,6 +274,8 @@ class ChatController(QObject):
         async with contextlib.aclosing(stream):
             async for event in stream:
                 if isinstance(event, str):
+                    if state.first_delta is None:
+                        state.first_delta = time.monotonic()
                     state.parts.append(event)
                     self.view.append_delta(event)
                     if recorder is not None:
@@ -298,6 +314,10 @@ class ChatController(QObject):
         reply.content = "".join(state.parts)
         reply.status, reply.detail = status, detail
         reply.stats = reply_stats(state.stats)
+        if reply.stats is None and state.parts:  # stopped: no summary came, measure here
+            reply.stats = local_stats(
+                len(state.parts), state.started, state.first_delta, time.monotonic()
+            )
         dropped = not reply.content and outcome != "done"
         if dropped:
             # Nothing came back: drop the question so roles keep alternating, and give
@@ -311,8 +331,11 @@ class ChatController(QObject):
         self.view.set_generating(False)
         self.view.set_can_regenerate(bool(self.turns) and self.turns[-1].role == "assistant")
         self.last_stats = state.stats
+        n_ctx = self._n_ctx[1] if self._n_ctx else None
         if state.stats is not None:
-            self.view.set_stats(stats_text(state.stats, self._n_ctx[1] if self._n_ctx else None))
+            self.view.set_stats(stats_text(state.stats, n_ctx))
+        elif reply.stats is not None:
+            self.view.set_stats(f"{stats_text(reply.stats, n_ctx)} · {outcome}")
         saved = None
         if self.db is not None and state.setup is not None:
             first = state.user if dropped and state.user is not None else reply
@@ -402,6 +425,19 @@ class ChatController(QObject):
                     else None
                 )
             )
+
+    def _restyle(self) -> None:
+        """The theme changed: draw the conversation again in its colours.
+
+        A reply still streaming keeps the colours it started with until it is redrawn
+        (the next theme change, or reopening the chat): redrawing under a live writer
+        would cut it.
+        """
+        if self.busy or not self.turns:
+            return
+        stats = self.view.stats_label.text()
+        self._redraw()
+        self.view.set_stats(stats)
 
     def _redraw(self) -> None:
         self.view.clear_transcript()

@@ -16,9 +16,13 @@ class ChatSettings:
 
     temperature: float | None = None
     max_tokens: int | None = None
+    seed: int | None = None  # a fixed seed makes replies repeatable (tests)
+    logit_bias: dict[int, float] | None = None  # e.g. keep a test model from ending early
 
     def as_sampling(self) -> SamplingSettings:
-        return SamplingSettings(temperature=self.temperature, max_tokens=self.max_tokens)
+        return SamplingSettings(
+            temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
+        )
 
 
 @dataclass
@@ -51,6 +55,18 @@ def stats_text(stats: ChatStreamStats | ReplyStats | None, n_ctx: int | None) ->
         used = stats.prompt_tokens + (stats.completion_tokens or 0)
         parts.append(f"context {used} / {n_ctx if n_ctx else '?'}")
     return " · ".join(parts)
+
+
+def local_stats(deltas: int, started: float, first: float | None, now: float) -> ReplyStats:
+    """Stats measured here, for a reply the worker never summed up (a stopped one).
+
+    Each streamed delta carries one token (the worker sends a delta per token), so
+    the count is the number of deltas; times are ``time.monotonic()`` values.
+    """
+    ttft = (first - started) * 1000 if first is not None else None
+    span = now - first if first is not None else 0.0
+    rate = (deltas - 1) / span if deltas > 1 and span > 0 else None
+    return ReplyStats(completion_tokens=deltas, tokens_per_s=rate, ttft_ms=ttft)
 
 
 def reply_stats(stats: ChatStreamStats | None) -> ReplyStats | None:

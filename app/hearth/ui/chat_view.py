@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
+    QResizeEvent,
     QShortcut,
     QTextBlockFormat,
     QTextCharFormat,
@@ -28,18 +29,24 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QStackedWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
+from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
+from hearth.ui.style.icons import icon
+from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_MS = 16
 ROLE_TITLES = {"user": "You", "assistant": "Assistant", "system": "System"}
 EDIT_SCHEME = "edit:"
+READING_WIDTH = 760  # px of text per line at most; wider windows get side margins
 
 
 class ChatInput(QPlainTextEdit):
@@ -64,15 +71,46 @@ class ChatView(QWidget):
     """A user message's "edit" link was clicked; carries its index in the conversation."""
     transcript_updated = Signal()
     """Emitted after each repaint of the transcript (one per coalesced flush)."""
+    load_model_requested = Signal()
+    """The empty state's "Load a model you have" card."""
+    recommended_requested = Signal()
+    """The empty state's "Get a recommended model" card."""
+    theme_changed = Signal()
+    """The palette switched between light and dark: the transcript should be redrawn."""
+    empty_changed = Signal(bool)
+    """The first-launch empty state was shown (True) or hidden."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.tokens: Tokens = tokens_for(self.palette())
         self.transcript = QTextBrowser(self)
         self.transcript.setObjectName("transcript")
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link_clicked)
-        prepare_document(self.transcript.document())
+        prepare_document(self.transcript.document(), self.tokens)
+        self.empty_state = EmptyState(
+            "chatEmptyState",
+            "No model is loaded yet",
+            "Hearth runs language models on this computer, privately. Pick one to start.",
+            [
+                CardSpec(
+                    "loadModelCard",
+                    "library",
+                    "Load a model you have",
+                    "Choose a model from your library or a GGUF file on this disk.",
+                    self.load_model_requested.emit,
+                ),
+                CardSpec(
+                    "recommendedCard",
+                    "recommended",
+                    "Get a recommended model",
+                    "Download a model picked for this computer's memory, then chat.",
+                    self.recommended_requested.emit,
+                ),
+            ],
+            self,
+        )
         self.code_blocks: list[list[str]] = []
         self.stats_label = QLabel(self)
         self.stats_label.setObjectName("chatStats")
@@ -92,19 +130,34 @@ class ChatView(QWidget):
             "Regenerate", "regenerateButton", "Write the last reply again"
         )
 
+        self.send_button.setProperty("primary", True)
+
         buttons = QVBoxLayout()
+        buttons.setSpacing(SPACE["xs"])
         for button in (self.send_button, self.stop_button, self.regenerate_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        bottom = QHBoxLayout()
+        composer = QWidget(self)
+        composer.setObjectName("chatComposer")
+        bottom = QHBoxLayout(composer)
+        bottom.setContentsMargins(SPACE["l"], SPACE["s"], SPACE["l"], SPACE["s"])
         bottom.addWidget(self.input, 1)
         bottom.addLayout(buttons)
+        self.chat_page = chat = QWidget(self)
+        col = QVBoxLayout(chat)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(self.transcript, 1)
+        col.addWidget(self.stats_label)
+        col.addWidget(self.edit_banner)
+        col.addWidget(composer)
+        self.body = QStackedWidget(self)
+        self.body.addWidget(chat)
+        self.body.addWidget(self.empty_state)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.transcript, 1)
-        layout.addWidget(self.stats_label)
-        layout.addWidget(self.edit_banner)
-        layout.addLayout(bottom)
+        layout.addWidget(self.body)
+        self._refresh_icons()
 
         self._can_send = False
         self._can_regenerate = False
@@ -120,10 +173,13 @@ class ChatView(QWidget):
         self.input.submitted.connect(self._submit)
         self.stop_button.clicked.connect(self._stop)
         self.regenerate_button.clicked.connect(self.regenerate_requested.emit)
+        # Esc stops a reply from anywhere in the window (the chat search box included).
         stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        stop_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        stop_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
         stop_shortcut.activated.connect(self._escape)
+        self.transcript_updated.connect(self._update_empty)
         self._update_buttons()
+        self._update_empty()
 
     def _button(self, text: str, name: str, tip: str) -> QPushButton:
         button = QPushButton(text, self)
@@ -141,6 +197,41 @@ class ChatView(QWidget):
         """Whether a model is ready to answer."""
         self._can_send = can_send
         self._update_buttons()
+        self._update_empty()
+
+    @property
+    def showing_empty_state(self) -> bool:
+        return self.body.currentWidget() is self.empty_state
+
+    def _update_empty(self) -> None:
+        """No model and nothing to show: the cards with the next step, not a blank page."""
+        empty = not self._can_send and not self._generating and self.transcript.document().isEmpty()
+        if empty != self.showing_empty_state:
+            self.body.setCurrentWidget(self.empty_state if empty else self.chat_page)
+            self.empty_changed.emit(empty)
+
+    # ------------------------------------------------------------------ theme
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            tokens = tokens_for(self.palette())
+            if tokens is not self.tokens:
+                self.tokens = tokens
+                prepare_document(self.transcript.document(), tokens)
+                self._refresh_icons()
+                self.theme_changed.emit()
+        super().changeEvent(event)
+
+    def _refresh_icons(self) -> None:
+        t = self.tokens
+        self.send_button.setIcon(icon("send", t, color=t.on_accent))
+        self.stop_button.setIcon(icon("stop", t))
+        self.regenerate_button.setIcon(icon("regenerate", t))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Keep lines at a reading width: wide windows get margins on both sides."""
+        super().resizeEvent(event)
+        side = max(0, (self.transcript.width() - READING_WIDTH) // 2)
+        self.transcript.setViewportMargins(side, 0, side, 0)
 
     def set_can_regenerate(self, can: bool) -> None:
         self._can_regenerate = can
@@ -221,7 +312,7 @@ class ChatView(QWidget):
             link = QTextCharFormat()
             link.setAnchor(True)
             link.setAnchorHref(f"{EDIT_SCHEME}{index}")
-            link.setForeground(QColor("#1a62c5"))
+            link.setForeground(QColor(self.tokens.accent))
             link.setFontPointSize(max(heading.font().pointSizeF() - 1, 7))
             cursor.insertText("   ", QTextCharFormat())
             cursor.insertText("edit", link)
@@ -242,7 +333,9 @@ class ChatView(QWidget):
         """A finished reply from the history, drawn at once."""
         self._heading("assistant", None)
         self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
-        writer = MarkdownWriter(self.transcript.document(), self.code_blocks, reuse_last_block=True)
+        writer = MarkdownWriter(
+            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
+        )
         writer.set_text(text)
         if note:
             self._note(note, error=error, separate=bool(text))
@@ -254,7 +347,7 @@ class ChatView(QWidget):
         self._heading("assistant", None)
         self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())  # the reply goes here
         self._writer = MarkdownWriter(
-            self.transcript.document(), self.code_blocks, reuse_last_block=True
+            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
         )
         self._scroll_to_end()
         self.transcript_updated.emit()
@@ -294,7 +387,7 @@ class ChatView(QWidget):
 
     def _note(self, note: str, *, error: bool, separate: bool) -> None:
         fmt = QTextCharFormat()
-        fmt.setForeground(QColor("#b00020") if error else QColor("#777777"))
+        fmt.setForeground(QColor(self.tokens.danger if error else self.tokens.text_muted))
         fmt.setFontItalic(True)
         cursor = self._end()
         if separate and cursor.block().length() > 1:

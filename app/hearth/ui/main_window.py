@@ -15,17 +15,20 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QListView,
     QListWidget,
+    QListWidgetItem,
     QMainWindow,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -45,10 +48,23 @@ from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.downloads import DownloadsPage
 from hearth.ui.pages.library import LibraryPage
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.icons import icon
+from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import Tokens
 from hearth.ui.tasks import TaskSet
 from hearth.ui.window_extras import WindowExtras
 
 log = logging.getLogger(__name__)
+
+PAGE_ICONS = {
+    "Chat": "chat",
+    "Discover": "discover",
+    "Downloads": "downloads",
+    "Library": "library",
+    "Server": "server",
+    "Settings": "settings",
+}
+RAIL_WIDTH = 84
 
 
 class _StatusBridge(QObject):
@@ -75,6 +91,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("Hearth")
         self.resize(1200, 760)
+        self.tokens: Tokens = tokens_for(self.palette())
         self.load_options = load_options
         self._tasks = TaskSet()
         self._load_task: asyncio.Task[None] | None = None
@@ -102,7 +119,8 @@ class MainWindow(QMainWindow):
         self._build_banner()
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
         layout.addWidget(self.banner)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
         self.splitter.addWidget(self.sidebar)
@@ -115,6 +133,11 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_status_bar()
         self.extras.install()
+        self.chat_view.load_model_requested.connect(self._empty_load)
+        self.chat_view.recommended_requested.connect(self.extras.show_first_run)
+        self.chat_view.empty_changed.connect(self._chat_empty_changed)
+        self._chat_empty_changed(self.chat_view.showing_empty_state)
+        self.refresh_icons()
         self._show_status(self.supervisor.status)
         QTimer.singleShot(0, self._load_history)
 
@@ -126,11 +149,19 @@ class MainWindow(QMainWindow):
     def _build_pages(self, chat_page: QWidget) -> None:
         """A navigation list on the left; the pages (Chat first) in a stack."""
         self.nav = QListWidget(self)
-        self.nav.setObjectName("pageNav")
+        self.nav.setObjectName("pageRail")
         self.nav.setAccessibleName("Pages")
-        self.nav.setFixedWidth(130)
+        self.nav.setFixedWidth(RAIL_WIDTH)
+        self.nav.setViewMode(QListView.ViewMode.IconMode)  # icon above its label
+        self.nav.setFlow(QListView.Flow.TopToBottom)
+        self.nav.setMovement(QListView.Movement.Static)
+        self.nav.setWrapping(False)
+        self.nav.setIconSize(QSize(22, 22))
+        self.nav.setSpacing(0)
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.pages = QStackedWidget(self)
         self._page_names: list[str] = []
+        self._page_widgets: dict[str, QWidget] = {}
         self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
         shell = QWidget(self)
         row = QHBoxLayout(shell)
@@ -147,15 +178,36 @@ class MainWindow(QMainWindow):
         self.add_page("Downloads", self.downloads_page)
         self.add_page("Library", self.library_page)
         self.library_page.load_requested.connect(self._load_from_library)
+        for page in (self.library_page, self.downloads_page, self.discover_page):
+            page.recommended_requested.connect(self.extras.show_first_run)
+        for page in (self.library_page, self.downloads_page):
+            page.discover_requested.connect(lambda: self.show_page("Discover"))
         self.nav.setCurrentRow(0)
         QTimer.singleShot(0, self._start_pages)
 
-    def add_page(self, name: str, widget: QWidget) -> int:
-        """Append a page to the navigation (e.g. "Server", "Settings"); its index."""
+    def add_page(self, name: str, widget: QWidget, *, scroll: bool = False) -> int:
+        """Append a page to the navigation (e.g. "Server", "Settings"); its index.
+
+        ``scroll``: a tall page (a long form) scrolls instead of setting the window's
+        minimum height, so the window still fits an 800x600 screen.
+        """
         if name in self._page_names:
             raise ValueError(f"there is already a page named {name!r}")
         self._page_names.append(name)
-        self.nav.addItem(name)
+        self._page_widgets[name] = widget
+        if scroll:
+            area = QScrollArea(self)
+            area.setObjectName(f"{name.lower()}Scroll")
+            area.setWidgetResizable(True)
+            area.setFrameShape(QFrame.Shape.NoFrame)
+            area.setWidget(widget)
+            widget = area
+        item = QListWidgetItem(name)
+        item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
+        item.setSizeHint(QSize(RAIL_WIDTH - 12, 58))
+        if name in PAGE_ICONS:
+            item.setIcon(icon(PAGE_ICONS[name], self.tokens, color=self.tokens.text_muted))
+        self.nav.addItem(item)
         index = self.pages.addWidget(widget)
         if index < 9:
             action = QAction(f"Show {name}", self)
@@ -166,14 +218,52 @@ class MainWindow(QMainWindow):
 
     def show_page(self, name: str) -> QWidget:
         """Switch to the page called ``name``; returns its widget."""
-        index = self._page_names.index(name)
-        self.nav.setCurrentRow(index)
-        widget = self.pages.widget(index)
-        assert widget is not None
-        return widget
+        self.nav.setCurrentRow(self._page_names.index(name))
+        return self._page_widgets[name]
 
     def page_names(self) -> list[str]:
         return list(self._page_names)
+
+    # ------------------------------------------------------------------ look
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            tokens = tokens_for(self.palette())
+            if tokens is not self.tokens:
+                self.tokens = tokens
+                self.refresh_icons()
+        super().changeEvent(event)
+
+    def refresh_icons(self) -> None:
+        """Icons are tinted for the theme: (re)make them for the current one."""
+        t = self.tokens
+        for row, name in enumerate(self._page_names):
+            item = self.nav.item(row)
+            if item is not None and name in PAGE_ICONS:
+                item.setIcon(icon(PAGE_ICONS[name], t, color=t.text_muted))
+        actions = {
+            "open": self.open_action,
+            "new_chat": self.new_chat_action,
+            "chat_settings": self.settings_action,
+            "load": self.extras.load_action,
+            "eject": self.extras.eject_action,
+            "settings": self.extras.preferences_action,
+        }
+        for kind, action in actions.items():
+            action.setIcon(icon(kind, t))
+
+    def _empty_load(self) -> None:
+        """The empty state's "Load a model you have": the Load dialog for the last
+        model when there is one, else the Library (with its own next steps)."""
+        last = self.extras.store.settings.last_model_path
+        if last and Path(last).is_file():
+            self.extras.load_current()
+        else:
+            self.show_page("Library")
+
+    def _chat_empty_changed(self, empty: bool) -> None:
+        """No model, no chat: the sampling panel has nothing to say yet."""
+        self.settings_panel.setVisible(not empty and self.settings_action.isChecked())
+        self.settings_action.setEnabled(not empty)
 
     def _start_pages(self) -> None:
         if not self.services.closed:  # unfinished downloads from the last run, paused
@@ -187,7 +277,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         self.open_action = QAction("&Open model…", self)
         self.open_action.setShortcut(QKeySequence.StandardKey.Open)
-        self.open_action.triggered.connect(self._choose_model)
+        self.open_action.triggered.connect(self.choose_model)
         self.new_chat_action = QAction("&New chat", self)
         self.new_chat_action.setShortcut(QKeySequence.StandardKey.New)
         self.new_chat_action.triggered.connect(self.chat.new_chat)
@@ -210,6 +300,8 @@ class MainWindow(QMainWindow):
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
+        toolbar.setIconSize(QSize(18, 18))
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.open_action)
         toolbar.addAction(self.new_chat_action)
         toolbar.addAction(self.settings_action)
@@ -218,10 +310,7 @@ class MainWindow(QMainWindow):
     def _build_banner(self) -> None:
         self.banner = QFrame(self)
         self.banner.setObjectName("workerBanner")
-        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
-        self.banner.setStyleSheet(
-            "#workerBanner { background: #fdecea; border: 1px solid #f5c2c0; }"
-        )
+        self.banner.setFrameShape(QFrame.Shape.StyledPanel)  # coloured by style/qss.py
         self.banner_label = QLabel(self.banner)
         self.banner_label.setWordWrap(True)
         self.restart_button = QPushButton("Restart", self.banner)
@@ -276,7 +365,8 @@ class MainWindow(QMainWindow):
             self.banner.hide()
 
     # ------------------------------------------------------------------ model
-    def _choose_model(self) -> None:
+    def choose_model(self) -> None:
+        """Pick a GGUF file; the Load dialog for it follows (File > Open, Ctrl+O)."""
         path, _ = QFileDialog.getOpenFileName(
             self, "Open model", "", "GGUF models (*.gguf);;All files (*)"
         )
@@ -293,6 +383,22 @@ class MainWindow(QMainWindow):
         chosen = options or self.load_options or self.extras.saved_options(path)
         self.recovery.cancel()
         return self._replace_load(self._load(Path(path), self._load_task, chosen))
+
+    @property
+    def loading(self) -> bool:
+        """Whether a load (or the wait for a previous one) is in progress."""
+        return self._load_task is not None and not self._load_task.done()
+
+    def cancel_load(self) -> bool:
+        """Stop a load in progress (the worker being started is stopped); False if none."""
+        if self._load_task is None or self._load_task.done():
+            return False
+        self._load_task.cancel()
+        return True
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        """Run ``coro`` as one of the window's tasks (cancelled when the window closes)."""
+        return self._tasks.spawn(coro, name=name)
 
     def restart_worker(self) -> asyncio.Task[None] | None:
         """Relaunch the worker with the last model (the banner's Restart button)."""

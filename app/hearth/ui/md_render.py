@@ -7,8 +7,8 @@ again; only the unfinished tail (the open paragraph, or the partial line of an o
 code block) is removed and redrawn. The cost of a frame is therefore bounded by the
 size of the tail, not by the length of the reply.
 
-Code blocks are drawn line by line with ``code_highlight`` colours on a shaded
-background, under a header with the language and a "Copy" link (``copy:N``).
+Code blocks are drawn line by line with the theme's syntax colours (``style.tokens``)
+on a shaded background, under a header with the language and a "Copy" link (``copy:N``).
 """
 
 from __future__ import annotations
@@ -29,24 +29,29 @@ from PySide6.QtGui import (
 
 from hearth.ui.code_highlight import Lang, highlight_line, language
 from hearth.ui.md_blocks import BlockSplitter, CodeEnd, CodeLine, CodeStart, Event, TextBlock
+from hearth.ui.style.tokens import LIGHT, Tokens
 
 log = logging.getLogger(__name__)
 
 COPY_SCHEME = "copy:"
-CODE_BACKGROUND = QColor("#f3f4f6")
-STYLE_SHEET = """
-code { background-color: #eef0f3; font-family: monospace; }
-a { color: #1a62c5; }
-th { background-color: #eef0f3; }
+
+
+def markdown_css(t: Tokens) -> str:
+    """The transcript's CSS: every colour from the theme's tokens.
+
+    Colours are explicit for text too (not left to the palette), so a block can never
+    end up with one theme's background under the other theme's text.
+    """
+    return f"""
+code {{ background-color: {t.inline_code_bg}; color: {t.text}; font-family: monospace; }}
+pre {{ background-color: {t.code_bg}; color: {t.code_text}; font-family: monospace; }}
+a {{ color: {t.accent}; }}
+th {{ background-color: {t.table_header_bg}; color: {t.text}; }}
+td {{ color: {t.text}; }}
+blockquote {{ color: {t.quote_text}; }}
+h1, h2, h3, h4, h5, h6 {{ color: {t.text}; }}
 """
-_COLORS = {
-    "keyword": ("#7b30d0", True),
-    "builtin": ("#1a62c5", False),
-    "string": ("#0a7d32", False),
-    "comment": ("#7a7f87", False),
-    "number": ("#b35900", False),
-    "function": ("#0f5e9c", False),
-}
+
 
 _md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -58,26 +63,28 @@ def markdown_html(source: str) -> str:
 
 
 class _Formats:
-    def __init__(self) -> None:
+    def __init__(self, t: Tokens) -> None:
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.tokens = t
         self.text_block = QTextBlockFormat()
         self.text_char = QTextCharFormat()
         self.code_block = QTextBlockFormat()
-        self.code_block.setBackground(CODE_BACKGROUND)
+        self.code_block.setBackground(QColor(t.code_bg))
         self.code_block.setLeftMargin(8)
         self.code_block.setRightMargin(8)
         self.code_header = QTextBlockFormat(self.code_block)
         self.code_header.setTopMargin(6)
         self.code_char = QTextCharFormat()
         self.code_char.setFont(mono)
+        self.code_char.setForeground(QColor(t.code_text))  # unhighlighted tokens too
         self.header_char = QTextCharFormat()
-        self.header_char.setForeground(QColor("#6b7280"))
+        self.header_char.setForeground(QColor(t.code_header))
         self.header_char.setFontPointSize(max(mono.pointSizeF() - 1, 7))
         self.spans: dict[str, QTextCharFormat] = {}
-        for kind, (color, bold) in _COLORS.items():
+        for kind, color in t.syntax.as_dict().items():
             fmt = QTextCharFormat(self.code_char)
             fmt.setForeground(QColor(color))
-            if bold:
+            if kind == "keyword":
                 fmt.setFontWeight(QFont.Weight.Bold)
             self.spans[kind] = fmt
 
@@ -85,25 +92,25 @@ class _Formats:
         fmt = QTextCharFormat(self.header_char)
         fmt.setAnchor(True)
         fmt.setAnchorHref(href)
-        fmt.setForeground(QColor("#1a62c5"))
+        fmt.setForeground(QColor(self.tokens.accent))
         fmt.setFontUnderline(True)
         return fmt
 
 
-_formats: _Formats | None = None
+_formats: dict[str, _Formats] = {}  # per theme; a cache of immutable formats, not state
 
 
-def _fmts() -> _Formats:
-    global _formats
-    if _formats is None:
-        _formats = _Formats()  # needs a QGuiApplication (fonts), so built on first use
-    return _formats
+def _fmts(t: Tokens) -> _Formats:
+    found = _formats.get(t.name)
+    if found is None or found.tokens is not t:
+        found = _formats[t.name] = _Formats(t)  # needs a QGuiApplication (fonts)
+    return found
 
 
-def prepare_document(doc: QTextDocument) -> None:
+def prepare_document(doc: QTextDocument, t: Tokens = LIGHT) -> None:
     """Settings a transcript document needs for fast appends and our HTML."""
     doc.setUndoRedoEnabled(False)
-    doc.setDefaultStyleSheet(STYLE_SHEET)
+    doc.setDefaultStyleSheet(markdown_css(t))
 
 
 class MarkdownWriter:
@@ -114,11 +121,18 @@ class MarkdownWriter:
     """
 
     def __init__(
-        self, doc: QTextDocument, code_blocks: list[list[str]], *, reuse_last_block: bool = False
+        self,
+        doc: QTextDocument,
+        code_blocks: list[list[str]],
+        *,
+        reuse_last_block: bool = False,
+        tokens: Tokens = LIGHT,
     ) -> None:
         """``reuse_last_block``: the document ends with an empty block made for this
-        message; the first thing drawn goes there instead of into a new block."""
+        message; the first thing drawn goes there instead of into a new block.
+        ``tokens``: the theme's colours (code blocks; the CSS is the document's)."""
         self.doc = doc
+        self._f = _fmts(tokens)
         self._reuse = reuse_last_block
         self._tail_reused = False
         self.code_blocks = code_blocks
@@ -207,7 +221,7 @@ class MarkdownWriter:
         return False
 
     def _draw(self, cursor: QTextCursor, event: Event) -> None:
-        f = _fmts()
+        f = self._f
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if isinstance(event, TextBlock):
             self._new_block(cursor, f.text_block, f.text_char)
@@ -228,7 +242,7 @@ class MarkdownWriter:
         self.blocks_rendered += 1
 
     def _draw_code_line(self, cursor: QTextCursor, line: str, state: str | None) -> str | None:
-        f = _fmts()
+        f = self._f
         self._tail_reused = self._new_block(cursor, f.code_block, f.code_char)
         spans, state = highlight_line(line, self._lang, state)
         pos = 0
@@ -250,7 +264,7 @@ class MarkdownWriter:
         if tail.kind == "code":
             self._draw_code_line(cursor, tail.text, self._code_state)
         else:
-            f = _fmts()
+            f = self._f
             self._tail_reused = self._new_block(cursor, f.text_block, f.text_char)
             cursor.insertHtml(markdown_html(tail.text))
 

@@ -47,8 +47,8 @@ class WindowExtras(QObject):
         w = self.window
         self.server_panel = ServerPanel(w.supervisor, self.store, w)
         self.settings_page = SettingsPage(self.store, parent=w)
-        w.add_page("Server", self.server_panel)
-        w.add_page("Settings", self.settings_page)
+        w.add_page("Server", self.server_panel, scroll=True)
+        w.add_page("Settings", self.settings_page, scroll=True)
 
         self.load_action = QAction("&Load model…", w)
         self.load_action.setShortcut(QKeySequence("Ctrl+L"))
@@ -111,7 +111,7 @@ class WindowExtras(QObject):
         if path is not None and path.is_file():
             self.show_load_dialog(path)
         else:
-            self.window._choose_model()
+            self.window.choose_model()
 
     def show_load_dialog(self, path: str | Path) -> LoadDialog:
         """Open the Load dialog for ``path``; confirming it loads the model."""
@@ -136,18 +136,14 @@ class WindowExtras(QObject):
 
     def cancel_load(self) -> None:
         """Stop a load in progress: the worker being started is stopped."""
-        task = self.window._load_task
-        if task is not None and not task.done():
-            task.cancel()
+        self.window.cancel_load()
 
     def eject(self) -> asyncio.Task[None]:
         """Unload the model: stop the worker (a load in progress is cancelled)."""
         self.window.recovery.cancel()  # no automatic restart after a crash either
         self.cancel_load()
         self.window.chat.stop()
-        self._eject_task = self.window._tasks.spawn(
-            self.window.supervisor.stop(), name="eject-model"
-        )
+        self._eject_task = self.window.spawn(self.window.supervisor.stop(), name="eject-model")
         return self._eject_task
 
     # ------------------------------------------------------------------ first run

@@ -26,3 +26,8 @@ def button_cell(*buttons: QPushButton) -> QWidget:
     for btn in buttons:
         row.addWidget(btn)
     return cell
+
+
+def plural(n: int, noun: str) -> str:
+    """ "1 model", "3 models" (regular English plurals only)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

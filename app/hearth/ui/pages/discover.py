@@ -44,7 +44,8 @@ from hearth.hardware.fit import (
 from hearth.hub import GgufModel, ModelSearch, ModelSummary, RepoListing, list_repo_gguf
 from hearth.hub.client import hub_endpoint
 from hearth.hub.header import remote_metadata
-from hearth.ui.pages.common import button, button_cell
+from hearth.ui.empty_state import CardSpec, EmptyState
+from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.fit_confirm import ask_wont_fit
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -169,7 +170,7 @@ class ModelPage(QWidget):
                 btn.setToolTip("Some parts of this split model are missing on the Hub.")
             self.table.setCellWidget(row, COL_ACTION, button_cell(btn))
         note = " This repo is gated: accept its terms on the Hub first." if listing.gated else ""
-        self.status.setText(f"{len(listing.models)} files.{note}")
+        self.status.setText(f"{plural(len(listing.models), 'file')}.{note}")
 
     # ------------------------------------------------------------------ fit
     def refresh_fit(self) -> None:
@@ -267,6 +268,7 @@ class ModelPage(QWidget):
 
 class DiscoverPage(QWidget):
     download_started = Signal(str)
+    recommended_requested = Signal()  # the empty state's "Recommended for this computer"
 
     def __init__(
         self,
@@ -297,13 +299,35 @@ class DiscoverPage(QWidget):
         self.list = QListWidget(self)
         self.list.setAccessibleName("Search results")
         self.list.itemActivated.connect(self._open_item)
-        self.list.itemDoubleClicked.connect(self._open_item)
+        self.list.itemClicked.connect(self._open_item)  # one click opens a repo
         self.more_button = button("Load more", "Load more results", self.load_more)
         self.more_button.hide()
         self.status = QLabel("Search for a model, e.g. “qwen coder” or “llama 3”.", self)
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Search status")
 
+        self.empty_state = EmptyState(
+            "discoverEmptyState",
+            "Find a model to run on this computer",
+            "Search Hugging Face above, or start from a pick.",
+            [
+                CardSpec(
+                    "discoverRecommendedCard",
+                    "recommended",
+                    "Recommended for this computer",
+                    "Chat, coding and small models that fit its memory.",
+                    self.recommended_requested.emit,
+                ),
+                CardSpec(
+                    "discoverCodingCard",
+                    "search",
+                    "Coding models",
+                    "Models tuned for code, for IDE plugins and the endpoint.",
+                    lambda: self.search("coder"),
+                ),
+            ],
+            self,
+        )
         results = QWidget(self)
         bar = QHBoxLayout()
         bar.addWidget(self.search_box, 1)
@@ -312,7 +336,9 @@ class DiscoverPage(QWidget):
         col = QVBoxLayout(results)
         col.addLayout(bar)
         col.addWidget(self.status)
+        col.addWidget(self.empty_state, 1)
         col.addWidget(self.list, 1)
+        self.list.hide()  # until the first search: the empty state says what to do
         col.addWidget(self.more_button)
 
         self.model_page = ModelPage(services, tasks, self)
@@ -337,6 +363,8 @@ class DiscoverPage(QWidget):
         self._search = ModelSearch(self.search_box.text(), sort=sort, page_size=self.page_size)
         self.results = []
         self.list.clear()
+        self.empty_state.hide()
+        self.list.show()
         self.stack.setCurrentIndex(0)
         return self._fetch(clear=True)
 
@@ -373,7 +401,7 @@ class DiscoverPage(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, summary.repo_id)
             self.list.addItem(item)
         n = len(self.results)
-        self.status.setText(f"{n} models" if n else "No GGUF models match.")
+        self.status.setText(plural(n, "model") if n else "No GGUF models match.")
         self.more_button.setVisible(page.has_more)
         self.more_button.setEnabled(True)
 

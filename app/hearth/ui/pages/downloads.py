@@ -11,7 +11,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from hearth.core.units import format_bytes, format_duration
 from hearth.hub import DownloadEvent, DownloadState
 from hearth.hub.sidecar import part_path, read_sidecar
+from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.pages.common import button
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -124,6 +125,9 @@ class DownloadRow(QFrame):
 
 
 class DownloadsPage(QWidget):
+    discover_requested = Signal()  # the empty state's "Find a model"
+    recommended_requested = Signal()  # the empty state's "Get a recommended model"
+
     def __init__(self, services: AppServices, tasks: TaskSet, parent: QWidget | None = None):
         super().__init__(parent)
         self.services = services
@@ -131,11 +135,28 @@ class DownloadsPage(QWidget):
         self.rows: dict[int, DownloadRow] = {}
         self._pending: dict[int, DownloadEvent] = {}
         self.restored = False
-        self.empty_label = QLabel(
-            "No downloads yet. Find a model on the Discover page and pick a quantization.",
+        self.empty_label = EmptyState(
+            "downloadsEmptyState",
+            "No downloads yet",
+            "Downloads resume after a dropped connection or a restart, and are checked before use.",
+            [
+                CardSpec(
+                    "downloadsRecommendedCard",
+                    "recommended",
+                    "Get a recommended model",
+                    "Picks that fit this computer's memory.",
+                    self.recommended_requested.emit,
+                ),
+                CardSpec(
+                    "downloadsDiscoverCard",
+                    "discover",
+                    "Find a model",
+                    "Search Hugging Face, then pick a quantization.",
+                    self.discover_requested.emit,
+                ),
+            ],
             self,
         )
-        self.empty_label.setWordWrap(True)
         container = QWidget()
         self._rows_layout = QVBoxLayout(container)
         self._rows_layout.addStretch(1)
@@ -152,8 +173,10 @@ class DownloadsPage(QWidget):
         header.addWidget(self.clear_button)
         layout = QVBoxLayout(self)
         layout.addLayout(header)
-        layout.addWidget(self.empty_label)
+        layout.addWidget(self.empty_label, 1)
         layout.addWidget(scroll, 1)
+        self._scroll = scroll
+        scroll.hide()
         self._timer = QTimer(self)
         self._timer.setInterval(REPAINT_MS)
         self._timer.timeout.connect(self._flush)
@@ -196,6 +219,7 @@ class DownloadsPage(QWidget):
                 row.deleteLater()
                 del self.rows[did]
         self.empty_label.setVisible(not self.rows)
+        self._scroll.setVisible(bool(self.rows))
 
     # ------------------------------------------------------------------ events
     def _on_event(self, event: DownloadEvent) -> None:
@@ -219,6 +243,7 @@ class DownloadsPage(QWidget):
             else:
                 row.update_from(event)
         self.empty_label.setVisible(not self.rows)
+        self._scroll.setVisible(bool(self.rows))
 
     def row_for(self, filename: str) -> DownloadRow | None:
         """The newest row for a file name (tests and the Discover page use it)."""

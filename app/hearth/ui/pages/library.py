@@ -34,7 +34,8 @@ from hearth.core.errors import HearthError
 from hearth.core.units import format_bytes, format_count
 from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
 from hearth.library.quantize_job import JobState, QuantizeJob
-from hearth.ui.pages.common import button, button_cell
+from hearth.ui.empty_state import CardSpec, EmptyState
+from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -69,6 +70,8 @@ def _table(columns: list[str], name: str, parent: QWidget) -> QTableWidget:
 
 class LibraryPage(QWidget):
     load_requested = Signal(object)  # Path of the model's first file
+    recommended_requested = Signal()  # the empty state's "Get a recommended model"
+    discover_requested = Signal()  # the empty state's "Find models on Hugging Face"
 
     def __init__(
         self,
@@ -97,6 +100,36 @@ class LibraryPage(QWidget):
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Library status")
         self.table = _table(COLUMNS, "Library models", self)
+        self.empty_state = EmptyState(
+            "libraryEmptyState",
+            "Your library is empty",
+            "Models you download or import show up here, ready to load.",
+            [
+                CardSpec(
+                    "libraryRecommendedCard",
+                    "recommended",
+                    "Get a recommended model",
+                    "Picks that fit this computer's memory.",
+                    self.recommended_requested.emit,
+                ),
+                CardSpec(
+                    "libraryImportCard",
+                    "open",
+                    "Import a GGUF file",
+                    "Use a model already on this disk, where it is.",
+                    self._choose_file,
+                ),
+                CardSpec(
+                    "libraryDiscoverCard",
+                    "discover",
+                    "Find models",
+                    "Search Hugging Face for GGUF models.",
+                    self.discover_requested.emit,
+                ),
+            ],
+            self,
+        )
+        self.empty_state.hide()
         self.quantize = QuantizePanel(tasks, self)
         self.quantize.start_button.clicked.connect(self._quantize_selected)
         self.quantize.finished.connect(self._quantized)
@@ -114,6 +147,7 @@ class LibraryPage(QWidget):
         col.addLayout(top)
         col.addWidget(self.status)
         col.addWidget(self.table, 1)
+        col.addWidget(self.empty_state, 1)
         col.addWidget(self.quantize)
         lower = QWidget(self)
         col2 = QVBoxLayout(lower)
@@ -149,8 +183,12 @@ class LibraryPage(QWidget):
         self.models = models
         self._fill(models)
         problem = self.services.library.index_problem()
-        count = f"{len(models)} model{'s' if len(models) != 1 else ''}"
+        count = plural(len(models), "model")
         self.status.setText(problem or (count if models else "No models yet."))
+        empty = not models and not problem
+        self.empty_state.setVisible(empty)
+        self.table.setVisible(not empty)
+        self.quantize.setVisible(not empty)
 
     def _fill(self, models: list[LocalModel]) -> None:
         self.table.setRowCount(len(models))

@@ -4,6 +4,10 @@ A person turning the endpoint on for an IDE or a team wants to see both what ran
 tokens, speed) and what was refused (a wrong key, an unknown model), so every row shows
 the HTTP status, failures in red. Rows come from ``GET /hearth/v1/requests`` (newest
 first); cells are updated in place so a poll every second costs almost nothing.
+
+``GET /health`` answered 503 is hidden: it means "still loading", which is what the
+GUI's own start-up probes (and any client waiting for the model) are told, not a
+failure worth a red row.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.ui.style.theme import tokens_for
+
 log = logging.getLogger(__name__)
 
 LOG_COLUMNS = (
@@ -29,7 +35,13 @@ LOG_COLUMNS = (
     "Duration",
 )  # fmt: skip
 COL_STATUS = LOG_COLUMNS.index("Status")
-FAILED_COLOR = "#b3261e"
+HEALTH_PATH = "/health"
+LOADING = http.HTTPStatus.SERVICE_UNAVAILABLE
+
+
+def loading_probe(row: dict[str, Any]) -> bool:
+    """A health check answered "still loading" (the GUI's start-up probes)."""
+    return row.get("path") == HEALTH_PATH and row.get("status") == LOADING
 
 
 def status_text(row: dict[str, Any]) -> str:
@@ -84,9 +96,10 @@ class RequestLogTable(QTableWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(LOG_COLUMNS.index("Request"), QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setVisible(False)
-        self._red = QBrush(QColor(FAILED_COLOR))
 
     def show_rows(self, rows: list[dict[str, Any]]) -> None:
+        rows = [row for row in rows if not loading_probe(row)]
+        red = QBrush(QColor(tokens_for(self.palette()).danger))  # readable in both themes
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             bad = failed(row)
@@ -98,7 +111,7 @@ class RequestLogTable(QTableWidget):
                 elif item.text() != text:
                     item.setText(text)
                 if col == COL_STATUS:
-                    item.setForeground(self._red if bad else self.palette().text())
+                    item.setForeground(red if bad else self.palette().text())
                     item.setToolTip("The request failed." if bad else "")
 
     def column_texts(self, column: str) -> list[str]:

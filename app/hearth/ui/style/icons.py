@@ -1,0 +1,53 @@
+"""Icons from qtawesome (Material Design Icons, bundled fonts), tinted by the tokens.
+
+One name per use, so a page, the rail and the toolbar agree on what means what.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import qtawesome as qta
+from PySide6.QtGui import QIcon
+
+from hearth.ui.style.tokens import Tokens
+
+log = logging.getLogger(__name__)
+
+NAMES = {
+    "chat": "mdi6.chat-outline",
+    "discover": "mdi6.compass-outline",
+    "downloads": "mdi6.tray-arrow-down",
+    "library": "mdi6.bookshelf",
+    "server": "mdi6.server-network",
+    "settings": "mdi6.cog-outline",
+    "open": "mdi6.folder-open-outline",
+    "new_chat": "mdi6.chat-plus-outline",
+    "chat_settings": "mdi6.tune-variant",
+    "load": "mdi6.rocket-launch-outline",
+    "eject": "mdi6.eject-outline",
+    "stop": "mdi6.stop-circle-outline",
+    "send": "mdi6.send",
+    "regenerate": "mdi6.refresh",
+    "recommended": "mdi6.star-outline",
+    "disk": "mdi6.harddisk",
+    "search": "mdi6.magnify",
+    "network": "mdi6.lan-connect",
+}
+
+
+def icon(kind: str, t: Tokens, *, color: str | None = None) -> QIcon:
+    """The icon for ``kind`` (a key of NAMES) in the theme's text colour (or ``color``)."""
+    name = NAMES[kind]
+    try:
+        made: QIcon = qta.icon(
+            name,
+            color=color or t.text,
+            color_active=color or t.text,
+            color_selected=t.on_accent,
+            color_disabled=t.disabled_text,
+        )
+    except Exception:  # a font that failed to load must not take the window down
+        log.exception("could not make the %s icon (%s)", kind, name)
+        return QIcon()
+    return made

@@ -1,0 +1,104 @@
+"""The one app-wide stylesheet, built from a theme's tokens.
+
+Object names and dynamic properties select the app's own pieces: ``#pageRail`` (the
+left navigation), ``QFrame[card="true"]`` (empty-state and page cards),
+``QPushButton[primary="true"]`` (the one main action of a view), ``QLabel[role=...]``
+("title", "subtitle", "muted", "caption"). Everything else is stock widgets, kept close
+to the Fusion style so that combo boxes and spin boxes keep their native arrows.
+"""
+
+from __future__ import annotations
+
+from hearth.ui.style.tokens import RADIUS, SPACE, TYPE, Tokens
+
+
+def stylesheet(t: Tokens) -> str:
+    s, m, l_, xl = SPACE["s"], SPACE["m"], SPACE["l"], SPACE["xl"]
+    r_s, r_m, r_l = RADIUS["s"], RADIUS["m"], RADIUS["l"]
+    return f"""
+QMainWindow, QDialog {{ background: {t.window}; }}
+QToolTip {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
+    padding: {SPACE["xs"]}px; }}
+
+QToolBar#mainToolbar {{ background: {t.window}; border: none;
+    border-bottom: 1px solid {t.border}; spacing: {s}px; padding: {SPACE["xs"]}px {s}px; }}
+QToolBar#mainToolbar QToolButton {{ color: {t.text}; padding: {SPACE["xs"]}px {s}px;
+    border-radius: {r_s}px; }}
+QToolBar#mainToolbar QToolButton:hover {{ background: {t.surface_alt}; }}
+QToolBar#mainToolbar QToolButton:checked {{ background: {t.surface_alt}; }}
+QToolBar#mainToolbar QToolButton:disabled {{ color: {t.disabled_text}; }}
+
+QListWidget#pageRail {{ background: {t.rail}; border: none;
+    border-right: 1px solid {t.border}; padding: {s}px {SPACE["xs"]}px; outline: 0; }}
+QListWidget#pageRail::item {{ color: {t.text_muted}; border-radius: {r_m}px;
+    padding: {s}px 0px; margin: 2px 0px; }}
+QListWidget#pageRail::item:hover {{ background: {t.surface_alt}; color: {t.text}; }}
+QListWidget#pageRail::item:selected {{ background: {t.accent_fill}; color: {t.on_accent}; }}
+
+QStatusBar {{ background: {t.window}; color: {t.text_muted};
+    border-top: 1px solid {t.border}; }}
+QStatusBar QLabel {{ color: {t.text_muted}; }}
+
+QPushButton {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
+    border-radius: {r_s}px; padding: 5px {m}px; min-height: 18px; }}
+QPushButton:hover {{ background: {t.surface_alt}; }}
+QPushButton:pressed {{ background: {t.border}; }}
+QPushButton:disabled {{ color: {t.disabled_text}; background: {t.window}; }}
+QPushButton:focus {{ border: 1px solid {t.accent}; }}
+QPushButton[primary="true"] {{ color: {t.on_accent}; background: {t.accent_fill};
+    border: 1px solid {t.accent_fill}; font-weight: 600; }}
+QPushButton[primary="true"]:hover {{ background: {t.selection}; }}
+QPushButton[primary="true"]:disabled {{ color: {t.disabled_text}; background: {t.surface_alt};
+    border: 1px solid {t.border}; }}
+
+QLineEdit, QPlainTextEdit, QTextEdit {{ color: {t.text}; background: {t.surface};
+    border: 1px solid {t.border}; border-radius: {r_s}px; padding: 4px;
+    selection-background-color: {t.selection}; selection-color: {t.on_selection}; }}
+QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus {{ border: 1px solid {t.accent}; }}
+QTextBrowser#transcript {{ border: none; border-radius: 0px; padding: {s}px {l_}px; }}
+QPlainTextEdit#chatInput {{ border-radius: {r_m}px; padding: {s}px; }}
+
+QGroupBox {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
+    border-radius: {r_m}px; margin-top: {l_ + 4}px; padding: {m}px {s}px {s}px {s}px; }}
+QGroupBox::title {{ subcontrol-origin: margin; subcontrol-position: top left;
+    left: {SPACE["xs"]}px; padding: 0px {SPACE["xs"]}px; color: {t.text};
+    font-weight: 600; }}
+
+QListView, QTreeView, QTableView, QListWidget, QTreeWidget, QTableWidget {{
+    color: {t.text}; background: {t.surface}; alternate-background-color: {t.surface_alt};
+    border: 1px solid {t.border}; border-radius: {r_s}px;
+    selection-background-color: {t.selection}; selection-color: {t.on_selection}; }}
+QHeaderView::section {{ color: {t.text_muted}; background: {t.window}; border: none;
+    border-bottom: 1px solid {t.border}; padding: 4px {s}px; font-weight: 600; }}
+
+QSplitter::handle {{ background: {t.border}; }}
+QSplitter::handle:horizontal {{ width: 1px; }}
+QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0px; }}
+QScrollBar::handle:vertical {{ background: {t.border}; border-radius: 5px; min-height: 24px; }}
+QScrollBar:horizontal {{ background: transparent; height: 10px; margin: 0px; }}
+QScrollBar::handle:horizontal {{ background: {t.border}; border-radius: 5px; min-width: 24px; }}
+QScrollBar::add-line, QScrollBar::sub-line {{ width: 0px; height: 0px; }}
+QScrollBar::add-page, QScrollBar::sub-page {{ background: transparent; }}
+
+QProgressBar {{ color: {t.text}; background: {t.surface_alt}; border: none;
+    border-radius: {r_s}px; text-align: center; min-height: 14px; }}
+QProgressBar::chunk {{ background: {t.accent_fill}; border-radius: {r_s}px; }}
+
+QFrame[card="true"] {{ background: {t.surface}; border: 1px solid {t.border};
+    border-radius: {r_l}px; }}
+QFrame[card="true"]:hover {{ border: 1px solid {t.accent}; }}
+QWidget#emptyState {{ background: {t.surface}; }}
+QLabel[role="title"] {{ color: {t.text}; font-size: {TYPE["title"]}pt; font-weight: 600; }}
+QLabel[role="display"] {{ color: {t.text}; font-size: {TYPE["display"]}pt; font-weight: 600; }}
+QLabel[role="subtitle"] {{ color: {t.text}; font-size: {TYPE["subtitle"]}pt; font-weight: 600; }}
+QLabel[role="muted"] {{ color: {t.text_muted}; }}
+QLabel[role="caption"] {{ color: {t.text_muted}; font-size: {TYPE["caption"]}pt; }}
+QLabel#chatStats {{ color: {t.text_muted}; padding: 2px {l_}px; }}
+QLabel#editBanner {{ color: {t.text}; background: {t.surface_alt}; padding: {s}px;
+    border-radius: {r_s}px; }}
+QFrame#workerBanner {{ background: {t.danger_bg}; border: 1px solid {t.danger_border};
+    border-radius: {r_s}px; }}
+QFrame#workerBanner QLabel {{ color: {t.text}; }}
+QWidget#chatFooter {{ background: {t.window}; }}
+QWidget#chatComposer {{ padding: {s}px {xl}px; }}
+"""
