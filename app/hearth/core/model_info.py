@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+DEFAULT_CONTEXT = 4096
+"""Context per slot when none is asked for (capped by the model's trained context)."""
+
 
 class SplitMode(str, Enum):
     """How a model is split across several GPUs (llama.cpp's ``--split-mode``)."""
@@ -37,11 +40,14 @@ class LoadConfig:
     """Every llama.cpp knob Hearth exposes for loading a model.
 
     ``n_ctx`` is the context per slot; the engine allocates ``n_ctx * n_parallel``.
+    ``n_ctx = None`` means "the default": ``DEFAULT_CONTEXT``, or the model's trained
+    context if that is smaller (see ``context_for``), so a default load never goes past
+    what the model was trained on. An explicit value is honoured, even a larger one.
     ``n_threads = 0`` lets the engine pick from the physical core count.
     """
 
     model_path: Path
-    n_ctx: int = 4096
+    n_ctx: int | None = None
     n_parallel: int = 4
     n_gpu_layers: int = -1
     main_gpu: int = 0
@@ -58,6 +64,13 @@ class LoadConfig:
     use_mlock: bool = False
     kv_unified: bool = False
     max_queue: int = 64
+
+    def context_for(self, n_ctx_train: int) -> int:
+        """The context per slot this load gets for a model trained on ``n_ctx_train``
+        tokens (0: unknown, as some GGUFs do not say)."""
+        if self.n_ctx is not None:
+            return self.n_ctx
+        return min(DEFAULT_CONTEXT, n_ctx_train) if n_ctx_train > 0 else DEFAULT_CONTEXT
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Everything here calls llama.cpp through llama-cpp-python's low-level ctypes API. The
 context is not thread-safe: only the scheduler thread may decode. Tokenizing and
-reading the vocabulary are read-only and safe from other threads.
+reading the vocabulary are read-only and safe from other threads, as long as the model
+is alive: every vocabulary read counts itself as a reader, and ``close`` waits for the
+readers to leave before it frees anything. Each thread has its own piece buffer, as
+ctypes calls release the GIL and two threads must never write into one buffer.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -57,6 +61,29 @@ def check_gguf_header(path: Path) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _SpecialTokens:
+    """The vocabulary's fixed special tokens, copied out of llama.cpp at load, so that
+    request threads asking for them never call into a vocabulary being freed."""
+
+    bos: int
+    eos: int
+    add_bos: bool
+    fim: tuple[int, int, int] | None
+
+    @classmethod
+    def read(cls, vocab: llama_cpp.llama_vocab_p) -> _SpecialTokens:
+        pre = int(llama_cpp.llama_vocab_fim_pre(vocab))
+        suf = int(llama_cpp.llama_vocab_fim_suf(vocab))
+        mid = int(llama_cpp.llama_vocab_fim_mid(vocab))
+        return cls(
+            bos=int(llama_cpp.llama_vocab_bos(vocab)),
+            eos=int(llama_cpp.llama_vocab_eos(vocab)),
+            add_bos=bool(llama_cpp.llama_vocab_get_add_bos(vocab)),
+            fim=None if min(pre, suf, mid) < 0 else (pre, suf, mid),
+        )
+
+
 class LlamaModel:
     """Owns one ``llama_model`` and one ``llama_context`` for the life of a load."""
 
@@ -69,11 +96,17 @@ class LlamaModel:
     ) -> None:
         ensure_backend()
         self.config = config
+        self._closed = False
+        self._readers = 0  # threads inside a vocabulary call; close() waits for them
+        self._lifetime = threading.Condition()
+        self._pieces = threading.local()
         self._tensor_split: ctypes.Array[ctypes.c_float] | None = None
         path = Path(config.model_path)
         check_gguf_header(path)
         self._model = self._load_model(path, on_progress, cancel)
         try:
+            self.n_ctx_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
+            self.n_ctx = self._context_per_slot()
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
             self._ctx = self._create_context()
@@ -84,9 +117,7 @@ class LlamaModel:
         self.n_slots = config.n_parallel
         self.n_ctx_per_slot = int(llama_cpp.llama_n_ctx_seq(self._ctx))
         self.metadata = self._read_metadata()
-        self._piece_buffer = ctypes.create_string_buffer(256)
-        self._closed = False
-        self._tokenize_lock = threading.Lock()  # close() waits for tokenizing threads
+        self._special = _SpecialTokens.read(self._vocab)  # read once: callers on any thread
 
     # ------------------------------------------------------------------ loading
     def _load_model(
@@ -135,6 +166,23 @@ class LlamaModel:
         log.info("loaded %s in %.2f s", path.name, time.perf_counter() - started)
         return cast("llama_cpp.llama_model_p", model)
 
+    def _context_per_slot(self) -> int:
+        """The context asked for, or the default; past the trained context, a warning:
+        such a model usually degrades (repeats, loses the thread) beyond it."""
+        n_ctx = self.config.context_for(self.n_ctx_train)
+        if self.config.n_ctx is not None and 0 < self.n_ctx_train < n_ctx:
+            log.warning(
+                "context of %d tokens per slot is larger than the %d tokens %s was trained "
+                "on; output may degrade past %d tokens",
+                n_ctx,
+                self.n_ctx_train,
+                Path(self.config.model_path).name,
+                self.n_ctx_train,
+            )
+        elif self.config.n_ctx is None:
+            log.info("context per slot: %d tokens (trained: %d)", n_ctx, self.n_ctx_train)
+        return n_ctx
+
     def _create_context(self) -> llama_cpp.llama_context_p:
         cfg = self.config
         if cfg.n_batch < cfg.n_parallel:  # every decoding slot puts a token in each batch
@@ -144,7 +192,7 @@ class LlamaModel:
             )
         params = llama_cpp.llama_context_default_params()
         params.n_seq_max = cfg.n_parallel
-        params.n_ctx = cfg.n_ctx * cfg.n_parallel
+        params.n_ctx = self.n_ctx * cfg.n_parallel
         params.n_batch = cfg.n_batch
         params.n_ubatch = min(cfg.n_ubatch, cfg.n_batch)
         params.n_threads = resolve_threads(cfg.n_threads)
@@ -158,7 +206,7 @@ class LlamaModel:
         if not ctx:
             raise ModelLoadError(
                 "llama.cpp could not create a context of "
-                f"{cfg.n_ctx} tokens x {cfg.n_parallel} slots. Lower the context size or "
+                f"{self.n_ctx} tokens x {cfg.n_parallel} slots. Lower the context size or "
                 "the number of parallel slots, or offload fewer layers to the GPU."
             )
         return cast("llama_cpp.llama_context_p", ctx)
@@ -172,7 +220,7 @@ class LlamaModel:
         off = auto_turns_flash_attention_off(
             gpu_offload=offloaded_layers(cfg.n_gpu_layers, n_layer, list_devices()) > 0,
             cache_type_v=cfg.cache_type_v,
-            n_ctx=cfg.n_ctx,
+            n_ctx=self.n_ctx,
             n_slots=cfg.n_parallel,
             kv_unified=cfg.kv_unified,
             n_batch=cfg.n_batch,
@@ -180,7 +228,7 @@ class LlamaModel:
             n_head=int(llama_cpp.llama_model_n_head(self._model)),
         )
         if off:
-            log.info("flash attention auto: off (CPU only, %d-token context)", cfg.n_ctx)
+            log.info("flash attention auto: off (CPU only, %d-token context)", self.n_ctx)
             return llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         return llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO
 
@@ -201,11 +249,24 @@ class LlamaModel:
         return result
 
     # ------------------------------------------------------------------ vocabulary
-    def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
-        with self._tokenize_lock:
+    def _enter(self) -> None:
+        with self._lifetime:
             if self._closed:
                 raise EngineFailedError("The model was unloaded; retry the request.")
+            self._readers += 1
+
+    def _leave(self) -> None:
+        with self._lifetime:
+            self._readers -= 1
+            if self._readers == 0:
+                self._lifetime.notify_all()
+
+    def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
+        self._enter()
+        try:
             return self._tokenize(text, add_special=add_special, parse_special=parse_special)
+        finally:
+            self._leave()
 
     def _tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
         data = text.encode("utf-8")
@@ -224,7 +285,16 @@ class LlamaModel:
 
     def token_bytes(self, token: int, *, special: bool = False) -> bytes:
         """The raw bytes of one token (may be part of a UTF-8 character)."""
-        buffer = self._piece_buffer
+        self._enter()
+        try:
+            return self._token_bytes(token, special)
+        finally:
+            self._leave()
+
+    def _token_bytes(self, token: int, special: bool) -> bytes:
+        buffer: ctypes.Array[ctypes.c_char] | None = getattr(self._pieces, "buffer", None)
+        if buffer is None:  # this thread's own, reused for every later piece
+            buffer = self._pieces.buffer = ctypes.create_string_buffer(256)
         n = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, special)
         if n < 0:
             buffer = ctypes.create_string_buffer(-n)
@@ -241,23 +311,18 @@ class LlamaModel:
 
     @property
     def bos(self) -> int:
-        return int(llama_cpp.llama_vocab_bos(self._vocab))
+        return self._special.bos
 
     @property
     def eos(self) -> int:
-        return int(llama_cpp.llama_vocab_eos(self._vocab))
+        return self._special.eos
 
     @property
     def add_bos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
+        return self._special.add_bos
 
     def fim_tokens(self) -> tuple[int, int, int] | None:
-        pre = int(llama_cpp.llama_vocab_fim_pre(self._vocab))
-        suf = int(llama_cpp.llama_vocab_fim_suf(self._vocab))
-        mid = int(llama_cpp.llama_vocab_fim_mid(self._vocab))
-        if min(pre, suf, mid) < 0:
-            return None
-        return pre, suf, mid
+        return self._special.fim
 
     # ------------------------------------------------------------------ handles
     @property
@@ -282,8 +347,8 @@ class LlamaModel:
             architecture=self.metadata.get("general.architecture", "unknown"),
             n_params=int(llama_cpp.llama_model_n_params(self._model)),
             size_bytes=int(llama_cpp.llama_model_size(self._model)),
-            quantization=file_type_name(self.metadata.get("general.file_type")),
-            n_ctx_train=int(llama_cpp.llama_model_n_ctx_train(self._model)),
+            quantization=file_type_name(self.metadata.get("general.file_type")) or "unknown",
+            n_ctx_train=self.n_ctx_train,
             n_ctx_per_slot=self.n_ctx_per_slot,
             n_slots=self.n_slots,
             n_vocab=self.n_vocab,
@@ -296,9 +361,12 @@ class LlamaModel:
         )
 
     def close(self) -> None:
-        with self._tokenize_lock:
+        """Free the context and model once no thread is reading the vocabulary; later
+        reads raise ``EngineFailedError`` instead of touching freed memory."""
+        with self._lifetime:
             if self._closed:
                 return
             self._closed = True
+            self._lifetime.wait_for(lambda: self._readers == 0)
         llama_cpp.llama_free(self._ctx)
         llama_cpp.llama_model_free(self._model)

@@ -57,10 +57,11 @@ class ContextPlan:
     kv_unified: bool = False
 
     @classmethod
-    def from_load_config(cls, config: LoadConfig) -> ContextPlan:
-        """The plan the engine would load ``config`` with."""
+    def from_load_config(cls, config: LoadConfig, n_ctx_train: int = 0) -> ContextPlan:
+        """The plan the engine would load ``config`` with, for a model trained on
+        ``n_ctx_train`` tokens (0: unknown)."""
         return cls(
-            n_ctx=config.n_ctx,
+            n_ctx=config.context_for(n_ctx_train),
             n_slots=config.n_parallel,
             cache_type_k=config.cache_type_k,
             cache_type_v=config.cache_type_v,

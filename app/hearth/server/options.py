@@ -70,7 +70,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
     )
-    parser.add_argument("--ctx", type=int, default=4096, help="context tokens per slot")
+    parser.add_argument(
+        "--ctx",
+        type=int,
+        default=None,
+        help="context tokens per slot (default: 4096, or the model's trained context if smaller)",
+    )
     parser.add_argument(
         "--parallel", "-np", type=int, default=4, help="slots: requests decoded at once (default 4)"
     )
@@ -222,7 +227,7 @@ def validate_options(options: ServeOptions) -> list[str]:
             f"could use the model. Pass --api-key KEY (or set {API_KEY_ENV})."
         )
     load = options.load
-    if load.n_ctx < 16:
+    if load.n_ctx is not None and load.n_ctx < 16:
         problems.append("--ctx must be at least 16 tokens.")
     if not 1 <= load.n_parallel <= 64:
         problems.append("--parallel must be between 1 and 64.")

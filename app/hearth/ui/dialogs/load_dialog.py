@@ -126,6 +126,16 @@ class LoadDialog(QDialog):
         self.ctx_spin.setSingleStep(1024)
         self.ctx_spin.setSuffix(" tokens")
         self.ctx_spin.setValue(DEFAULT_CONTEXT)
+        # Past the trained context a model usually degrades; allowed, but said next to it.
+        self.ctx_warning = QLabel(self)
+        self.ctx_warning.setObjectName("ctxWarning")
+        self.ctx_warning.setAccessibleName("Context warning")
+        self.ctx_warning.setStyleSheet("#ctxWarning { color: #b3261e; }")
+        self.ctx_warning.setWordWrap(True)
+        self.ctx_warning.hide()
+        ctx_row = QHBoxLayout()
+        ctx_row.addWidget(self.ctx_spin)
+        ctx_row.addWidget(self.ctx_warning, 1)
         self.parallel_spin = QSpinBox(self)
         self.parallel_spin.setAccessibleName("Parallel slots")
         self.parallel_spin.setRange(1, 64)
@@ -157,7 +167,7 @@ class LoadDialog(QDialog):
 
         form = QFormLayout()
         form.addRow("GPU layers", gpu_row)
-        form.addRow("Context length", self.ctx_spin)
+        form.addRow("Context length", ctx_row)
         form.addRow("Parallel slots", self.parallel_spin)
         form.addRow("KV cache type", self.kv_combo)
         form.addRow("Flash attention", self.flash_combo)
@@ -185,6 +195,7 @@ class LoadDialog(QDialog):
         for spin in (self.ctx_spin, self.parallel_spin):
             spin.valueChanged.connect(self._update_estimate)
         self.kv_combo.currentTextChanged.connect(self._update_estimate)
+        self.ctx_spin.valueChanged.connect(self._update_ctx_warning)
         self.flash_combo.currentTextChanged.connect(self._update_estimate)
 
     # ------------------------------------------------------------------ info
@@ -215,10 +226,9 @@ class LoadDialog(QDialog):
         else:
             self.gpu_slider.setValue(n_layers if self.system and self.system.gpus else 0)
         self.gpu_slider.blockSignals(False)
-        if meta.context_length:
-            self.ctx_spin.setMaximum(max(256, meta.context_length))
-            if "n_ctx" not in saved:
-                self.ctx_spin.setValue(min(DEFAULT_CONTEXT, meta.context_length))
+        if meta.context_length and "n_ctx" not in saved:
+            self.ctx_spin.setValue(min(DEFAULT_CONTEXT, meta.context_length))
+        self._update_ctx_warning()
         gpus = ", ".join(g.name for g in self.system.gpus) if self.system else ""
         parts = [
             meta.architecture,
@@ -235,6 +245,18 @@ class LoadDialog(QDialog):
         if not saved and self.system is not None and self.system.gpus:
             self.auto_fit()
         self.ready.emit()
+
+    def _update_ctx_warning(self) -> None:
+        trained = self.meta.context_length if self.meta is not None else 0
+        value = self.ctx_spin.value()
+        if trained and value > trained:
+            self.ctx_warning.setText(
+                f"More than the {trained:,} tokens this model was trained on: "
+                "replies may degrade past that."
+            )
+            self.ctx_warning.show()
+        else:
+            self.ctx_warning.hide()
 
     # ------------------------------------------------------------------ estimate
     def plan(self) -> ContextPlan:
