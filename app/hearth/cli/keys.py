@@ -6,12 +6,15 @@ import argparse
 import datetime
 import sys
 
+from hearth.cli.store_option import add_store_option, remember_if_chosen
+
 
 def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keys = verbs.add_parser("keys", help="create, list and revoke API keys for the endpoint")
     actions = keys.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="make a new key and print it once")
     create.add_argument("name", help="what the key is for, e.g. 'laptop-continue'")
+    add_store_option(create)
     actions.add_parser("list", help="list keys (masked)")
     revoke = actions.add_parser("revoke", help="revoke a key by name")
     revoke.add_argument("name", nargs="?")
@@ -21,13 +24,16 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def run(args: argparse.Namespace) -> int:
     from hearth.config.api_keys import create_key, load_keys, revoke_all, revoke_key
-    from hearth.config.secrets import SecretStoreError
+    from hearth.config.secrets import SecretStoreError, open_store
 
     try:
         if args.keys_action == "create":
-            key = create_key(args.name)
+            store = open_store(args.store)
+            key = create_key(args.name, store)
+            remember_if_chosen(args)
             sys.stdout.write(f"{key.key}\n")
-            sys.stderr.write(f"Created '{key.name}'. Copy it now: it is not shown again.\n")
+            saved = store.location().saved_message(f"API key '{key.name}'")
+            sys.stderr.write(f"{saved} Copy it now: it is not shown again.\n")
         elif args.keys_action == "list":
             for key in load_keys():
                 created = datetime.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")

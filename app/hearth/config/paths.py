@@ -34,6 +34,11 @@ class AppPaths:
     def settings_file(self) -> Path:
         return self.config_dir / "settings.json"
 
+    @property
+    def secrets_file(self) -> Path:
+        """Plain-text secrets, only where chosen over the OS keyring (config/secrets)."""
+        return self.config_dir / "secrets.json"
+
     def ensure(self) -> AppPaths:
         for folder in (self.data_dir, self.config_dir, self.models_dir, self.logs_dir):
             folder.mkdir(parents=True, exist_ok=True)

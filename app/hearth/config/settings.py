@@ -1,7 +1,8 @@
 """User settings: a small versioned JSON file, written atomically.
 
-Secrets never live here (they go to the OS keyring). Unknown keys from newer versions
-are kept, and a corrupt file is set aside rather than silently lost.
+Secrets never live here (they go to the OS keyring, or to secrets.json when chosen).
+Unknown keys from newer versions are kept, and a corrupt file is set aside rather than
+silently lost.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Settings:
     bandwidth_limit_bps: int = 0
     theme: str = "system"  # "light", "dark" or "system"
     first_run_done: bool = False
+    # Where secrets live: "keyring" (the OS keyring) or "file" (config/secrets).
+    secret_store: str = "keyring"
     # Window state: QMainWindow.saveGeometry() as base64, splitter sizes by name.
     window_geometry: str | None = None
     splitter_sizes: dict[str, list[int]] = field(default_factory=dict)
