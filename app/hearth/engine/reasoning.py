@@ -1,0 +1,219 @@
+"""Reasoning ("thinking") text, split from the reply as it streams.
+
+Reasoning models write their thoughts before the answer, each family between its own
+markers: ``<think>...</think>`` (Qwen3, DeepSeek R1/V3, GLM, Kimi, MiniMax, Nemotron,
+SmolLM3, Granite ...), ``<seed:think>`` (Seed-OSS), ``<|START_THINKING|>`` (Command-R7B),
+``[THINK]`` (Magistral/Ministral), ``<mm:think>`` (MiniMax-M3), Gemma 4's
+``<|channel>thought``, Apriel's ``[BEGIN FINAL RESPONSE]`` and gpt-oss harmony channels.
+Many templates open the block in the generation prompt themselves, so whether a reply
+starts inside reasoning is read off the rendered prompt. Only a block at the very start
+of a reply is reasoning; the same tags later on are ordinary text (code, quotes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class ReasoningSpec:
+    name: str
+    open: str  # "" when every reply starts inside reasoning (Apriel)
+    close: str
+    template_signs: tuple[str, ...]
+    vocab_signs: tuple[str, ...] = ()
+
+    @property
+    def preserved(self) -> tuple[str, ...]:
+        """Marker tokens the detokenizer must keep as text for this split to work."""
+        return tuple(m for m in (self.open, self.close) if m)
+
+
+HARMONY = ReasoningSpec("harmony", "<|channel|>analysis", "<|end|>", ("<|channel|>",))
+SPECS: tuple[ReasoningSpec, ...] = (
+    HARMONY,
+    ReasoningSpec("seed", "<seed:think>", "</seed:think>", ("<seed:think>",)),
+    ReasoningSpec("command_r", "<|START_THINKING|>", "<|END_THINKING|>", ("<|START_THINKING|>",)),
+    ReasoningSpec("mistral", "[THINK]", "[/THINK]", ("[THINK]",), ("[THINK]",)),
+    ReasoningSpec("minimax_m3", "<mm:think>", "</mm:think>", ("<mm:think>",)),
+    ReasoningSpec("gemma4", "<|channel>thought", "<channel|>", ("<|channel>",)),
+    ReasoningSpec("apriel", "", "[BEGIN FINAL RESPONSE]", ("[BEGIN FINAL RESPONSE]",)),
+    ReasoningSpec("think", "<think>", "</think>", ("<think>", "</think>"), ("<think>",)),
+)
+
+
+def detect_reasoning(template: str | None, vocab: Collection[str] = ()) -> ReasoningSpec | None:
+    """The reasoning markers a model uses, from its chat template or else its vocabulary."""
+    source = template or ""
+    for spec in SPECS:
+        if any(sign in source for sign in spec.template_signs):
+            return spec
+    for spec in SPECS:
+        if any(sign in vocab for sign in spec.vocab_signs):
+            return spec
+    return None
+
+
+def starts_inside(spec: ReasoningSpec, prompt: str) -> bool:
+    """Whether the rendered prompt already opened the reasoning block for the model."""
+    return not spec.open or prompt.rstrip().endswith(spec.open.strip())
+
+
+class Split(NamedTuple):
+    """What one chunk of generated text turned out to be (either part may be empty)."""
+
+    reasoning: str
+    content: str
+
+
+def make_splitter(spec: ReasoningSpec, prompt: str) -> TagSplitter | HarmonySplitter:
+    if spec is HARMONY:
+        return HarmonySplitter()
+    return TagSplitter(spec, inside=starts_inside(spec, prompt))
+
+
+def _partial_suffix(buffer: str, marker: str) -> int:
+    for size in range(min(len(marker) - 1, len(buffer)), 0, -1):
+        if buffer.endswith(marker[:size]):
+            return size
+    return 0
+
+
+class TagSplitter:
+    """Streams a reply, sending the opening reasoning block one way and the rest the other."""
+
+    def __init__(self, spec: ReasoningSpec, *, inside: bool) -> None:
+        self._open, self._close = spec.open, spec.close
+        self._inside = inside
+        self._done = False  # the one reasoning block is over (or the reply began without it)
+        self._held = ""
+        self._trim_reasoning = inside
+        self._trim_content = False
+
+    def feed(self, text: str) -> Split:
+        buffer = self._held + text
+        reasoning: list[str] = []
+        content: list[str] = []
+        self._held = ""
+        while buffer:
+            if self._done:
+                content.append(buffer)
+                break
+            if self._inside:
+                index = buffer.find(self._close)
+                if index == -1:
+                    hold = _partial_suffix(buffer, self._close)
+                    reasoning.append(buffer[: len(buffer) - hold])
+                    self._held = buffer[len(buffer) - hold :]
+                    break
+                reasoning.append(buffer[:index])
+                buffer = buffer[index + len(self._close) :]
+                self._inside, self._done, self._trim_content = False, True, True
+                continue
+            stripped = buffer.lstrip()
+            if stripped.startswith(self._open):
+                buffer = stripped[len(self._open) :]
+                self._inside, self._trim_reasoning = True, True
+            elif stripped and self._open.startswith(stripped):
+                self._held = buffer  # could still become the opening tag
+                break
+            elif stripped:
+                self._done = True
+            else:
+                self._held = buffer
+                break
+        return Split(self._trimmed_reasoning("".join(reasoning)), self._trimmed_content(content))
+
+    def _trimmed_reasoning(self, text: str) -> str:
+        if self._trim_reasoning and text:
+            text = text.lstrip()
+            self._trim_reasoning = not text
+        return text
+
+    def _trimmed_content(self, parts: list[str]) -> str:
+        text = "".join(parts)
+        if self._trim_content and text:
+            text = text.lstrip()
+            self._trim_content = not text
+        return text
+
+    def finish(self) -> Split:
+        """Whatever was held back: an unfinished block is reasoning, a lone prefix content."""
+        held, self._held = self._held, ""
+        if self._inside:
+            return Split(held, "")
+        return Split("", "" if self._trim_content else held)
+
+
+_HARMONY_ENDS = ("<|end|>", "<|call|>", "<|return|>", "<|start|>")
+_HARMONY_HEADER_LIMIT = 256
+
+
+class HarmonySplitter:
+    """gpt-oss: ``analysis`` messages are reasoning, ``final`` ones the reply.
+
+    A message addressed to a tool (``to=functions.NAME``) passes through whole, framing
+    included, so the harmony tool-call parser downstream can read it.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._kind: str | None = None  # None: reading a header; else reasoning|content|call
+        self._plain = False  # the reply carries no harmony framing at all
+
+    def feed(self, text: str) -> Split:
+        buffer = self._held + text
+        reasoning: list[str] = []
+        content: list[str] = []
+        self._held = ""
+        while buffer:
+            if self._plain:
+                content.append(buffer)
+                break
+            if self._kind is None:
+                index = buffer.find("<|message|>")
+                if index == -1:
+                    if "<|" not in buffer and len(buffer) > _HARMONY_HEADER_LIMIT:
+                        self._plain = True
+                        continue
+                    self._held = buffer
+                    break
+                header = buffer[:index]
+                buffer = buffer[index + len("<|message|>") :]
+                self._kind = _message_kind(header)
+                if self._kind == "call":  # whole, with the <|start|> the tool filter cuts at
+                    start = "" if header.startswith("<|start|>") else "<|start|>"
+                    content.append(f"{start}{header}<|message|>")
+                continue
+            found = [(i, m) for m in _HARMONY_ENDS if (i := buffer.find(m)) != -1]
+            if not found:
+                hold = max(_partial_suffix(buffer, m) for m in _HARMONY_ENDS)
+                body, self._held = buffer[: len(buffer) - hold], buffer[len(buffer) - hold :]
+                self._route(body, reasoning, content)
+                break
+            index, marker = min(found)
+            self._route(buffer[:index], reasoning, content)
+            if self._kind == "call":
+                content.append(marker)
+            buffer = buffer[index + len(marker) :]
+            self._kind = None
+        return Split("".join(reasoning), "".join(content))
+
+    def _route(self, body: str, reasoning: list[str], content: list[str]) -> None:
+        (reasoning if self._kind == "reasoning" else content).append(body)
+
+    def finish(self) -> Split:
+        held, self._held = self._held, ""
+        if self._kind == "reasoning":
+            return Split(held, "")
+        return Split("", held if self._kind is not None or "<|" not in held else "")
+
+
+def _message_kind(header: str) -> str:
+    if re.search(r"\bto=functions\.", header):
+        return "call"
+    channel = re.search(r"<\|channel\|>\s*(\w+)", header)
+    return "reasoning" if channel and channel.group(1) == "analysis" else "content"
