@@ -56,7 +56,13 @@ class ChatTemplate:
     """
 
     def __init__(
-        self, source: str | None, *, bos_token: str, eos_token: str, name: str = ""
+        self,
+        source: str | None,
+        *,
+        bos_token: str,
+        eos_token: str,
+        name: str = "",
+        variants: Mapping[str, str] | None = None,
     ) -> None:
         self.source = source or CHATML_TEMPLATE
         self.is_fallback = source is None
@@ -73,6 +79,23 @@ class ChatTemplate:
             self._compile_error = f"{self._label} does not compile: {exc}"
         if self._compile_error is not None:
             log.warning("%s", self._compile_error)
+        # Named alternatives (GGUF ``tokenizer.chat_template.<name>``); like transformers,
+        # a request with tools uses the "tool_use" one when the model ships it.
+        self._variants = {
+            key: ChatTemplate(text, bos_token=bos_token, eos_token=eos_token,
+                              name=f"{name or 'the model'} ({key})")
+            for key, text in (variants or {}).items()
+        }  # fmt: skip
+
+    @classmethod
+    def from_metadata(
+        cls, metadata: Mapping[str, str], *, bos_token: str, eos_token: str, name: str = ""
+    ) -> ChatTemplate:
+        """The template a GGUF carries, with any named variants beside it."""
+        prefix = "tokenizer.chat_template."
+        variants = {k.removeprefix(prefix): v for k, v in metadata.items() if k.startswith(prefix)}
+        return cls(metadata.get("tokenizer.chat_template"), bos_token=bos_token,
+                   eos_token=eos_token, name=name, variants=variants)  # fmt: skip
 
     @property
     def compile_error(self) -> str | None:
@@ -98,6 +121,12 @@ class ChatTemplate:
         ``extra_context`` carries a client's ``chat_template_kwargs`` (``enable_thinking``,
         ``reasoning_effort`` ...); like in transformers, it may override the special tokens.
         """
+        tool_use = self._variants.get("tool_use")
+        if tools and tool_use is not None:
+            return tool_use.render(
+                messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                documents=documents, extra_context=extra_context,
+            )  # fmt: skip
         if self._template is None:
             raise InvalidRequestError(self._compile_error or f"{self._label} is unusable")
         extra = dict(extra_context or {})

@@ -148,3 +148,24 @@ def test_range_still_behaves_like_range():
     assert render(source) == "[0, 1, 2]5[2, 1, 0]"
     with pytest.raises(InvalidRequestError, match="Range too big"):
         render("{{ range(10**6) | length }}")
+
+
+def test_tool_use_variant_is_used_when_tools_are_given():
+    from hearth.core.generation import ToolSpec
+
+    metadata = {
+        "tokenizer.chat_template": "{% for m in messages %}plain:{{ m.content }}{% endfor %}",
+        "tokenizer.chat_template.tool_use": (
+            "{% for t in tools %}[{{ t.function.name }}]{% endfor %}"
+            "{% for m in messages %}tools:{{ m.content }}{% endfor %}"
+        ),
+        "tokenizer.ggml.model": "llama",
+    }
+    template = ChatTemplate.from_metadata(metadata, bos_token="", eos_token="", name="m.gguf")
+    hi = [ChatMessage("user", "hi")]
+    assert template.render(hi) == "plain:hi"
+    assert template.render(hi, tools=[ToolSpec("f")]) == "[f]tools:hi"
+    broken = ChatTemplate("x", bos_token="", eos_token="", variants={"tool_use": "{% if %}"})
+    assert broken.render(hi) == "x"
+    with pytest.raises(InvalidRequestError, match=r"m\.gguf|tool_use"):
+        broken.render(hi, tools=[ToolSpec("f")])
