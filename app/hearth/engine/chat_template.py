@@ -127,7 +127,8 @@ class ChatTemplate:
                 messages, tools=tools, add_generation_prompt=add_generation_prompt,
                 documents=documents, extra_context=extra_context,
             )  # fmt: skip
-        if self._template is None:
+        template = self._template
+        if template is None:
             raise InvalidRequestError(self._compile_error or f"{self._label} is unusable")
         extra = dict(extra_context or {})
         clash = sorted(RESERVED_NAMES.intersection(extra))
@@ -151,14 +152,14 @@ class ChatTemplate:
             "documents": [dict(d) for d in documents] if documents is not None else None,
             "add_generation_prompt": add_generation_prompt,
         }
-        return self._run(context)
+        return self._run(template, context)
 
-    def _run(self, context: dict[str, Any]) -> str:
+    def _run(self, template: Template, context: dict[str, Any]) -> str:
         pieces: list[str] = []
         size = 0
         try:
             with time_budget(RENDER_BUDGET_S):
-                for piece in self._template.generate(context):  # type: ignore[union-attr]
+                for piece in template.generate(context):
                     pieces.append(piece)
                     size += len(piece)
                     if size > MAX_PROMPT_CHARS:
@@ -168,9 +169,7 @@ class ChatTemplate:
             raise
         except TemplateRaisedError as exc:
             raise InvalidRequestError(f"{self._label} rejected the conversation: {exc}") from exc
-        except TemplateTimeoutError as exc:
-            raise InvalidRequestError(f"{self._label} failed: {exc}") from exc
-        except TemplateError as exc:
+        except TemplateError as exc:  # includes TemplateTimeoutError
             raise InvalidRequestError(f"{self._label} failed: {exc}") from exc
         except Exception as exc:  # an untrusted template's TypeError etc. is the request's 400
             raise InvalidRequestError(
