@@ -3,6 +3,7 @@
 No Qt here: the GUI adapts these to its own event loop (qasync) and signals.
 """
 
+from hearth.core.errors import ModelLoadError
 from hearth.supervisor.client import (
     ChatStreamStats,
     Health,
@@ -16,7 +17,6 @@ from hearth.supervisor.supervisor import (
     DEFAULT_ENDPOINT_PORT,
     EndpointOptions,
     LoadOptions,
-    ModelLoadError,
     StartTimeoutError,
     Supervisor,
     SupervisorError,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
+from hearth.core.errors import ModelLoadError
 from hearth.supervisor.client import Health, WorkerClient, WorkerUnavailableError
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
 
@@ -111,10 +112,6 @@ class SupervisorError(Exception):
 
 class WorkerStartError(SupervisorError):
     """The worker process did not come up (exited, or never said it was listening)."""
-
-
-class ModelLoadError(SupervisorError):
-    """The worker came up but could not load the model; carries the worker's message."""
 
 
 class StartTimeoutError(SupervisorError):
@@ -241,9 +238,11 @@ class Supervisor:
         self._client = client
         return await self._wait_ready(client, proc, exited)
 
-    def _start_error(self, exc: BaseException, proc: WorkerProcess) -> SupervisorError | None:
+    def _start_error(
+        self, exc: BaseException, proc: WorkerProcess
+    ) -> SupervisorError | ModelLoadError | None:
         """Translate a failure during start() into a user-facing error (None: re-raise)."""
-        if isinstance(exc, SupervisorError):
+        if isinstance(exc, SupervisorError | ModelLoadError):
             return exc
         if isinstance(exc, WorkerExitedError):
             return WorkerStartError(str(exc))

@@ -37,7 +37,14 @@ from PySide6.QtWidgets import (
 
 from hearth.chats import AsyncChatStore
 from hearth.config.paths import default_paths
-from hearth.supervisor import LoadOptions, Supervisor, SupervisorError, WorkerState, WorkerStatus
+from hearth.supervisor import (
+    LoadOptions,
+    ModelLoadError,
+    Supervisor,
+    SupervisorError,
+    WorkerState,
+    WorkerStatus,
+)
 from hearth.ui.chat_session import ChatController
 from hearth.ui.chat_settings_panel import ChatSettingsPanel
 from hearth.ui.chat_sidebar import ChatSidebar
@@ -428,7 +435,7 @@ class MainWindow(QMainWindow):
             await asyncio.wait([previous])
         try:
             await self.supervisor.start(path, options)
-        except SupervisorError as exc:
+        except (SupervisorError, ModelLoadError) as exc:
             log.warning("could not load %s: %s", path, exc)  # the banner shows it
 
     # ------------------------------------------------------------------ close

@@ -35,9 +35,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.core.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
 from hearth.config.api_keys import ApiKey
-from hearth.supervisor import EndpointOptions, Supervisor, SupervisorError, WorkerError
+from hearth.core.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
+from hearth.supervisor import (
+    EndpointOptions,
+    ModelLoadError,
+    Supervisor,
+    SupervisorError,
+    WorkerError,
+)
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import ApiKeysBox
 from hearth.ui.pages.request_log_table import RequestLogTable
@@ -240,7 +246,7 @@ class ServerPanel(QWidget):
             self.status_label.setText("Restarting the model worker with the new endpoint…")
         try:
             await self.supervisor.set_endpoint(wanted)
-        except SupervisorError as exc:
+        except (SupervisorError, ModelLoadError) as exc:
             self._apply_task = None
             self.status_label.setText(f"The endpoint could not start: {exc}")
             self._refresh_snippets()
@@ -279,7 +285,7 @@ class ServerPanel(QWidget):
     async def _relaunch(self) -> None:
         try:
             await self.supervisor.set_endpoint(self.supervisor.endpoint)
-        except SupervisorError as exc:
+        except (SupervisorError, ModelLoadError) as exc:
             self.status_label.setText(f"The endpoint could not restart: {exc}")
         self.supervisor_changed()
 
