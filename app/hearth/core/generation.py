@@ -120,6 +120,7 @@ class Finished:
     timings: Timings | None = None
     error: str | None = None
     request_id: str = ""
+    stop_sequence: str | None = None  # the stop string that ended it, when one did
 
 
 GenerationEvent = TextDelta | Finished

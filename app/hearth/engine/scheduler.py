@@ -340,7 +340,9 @@ class Scheduler:
             if tail or slot.pending_logprobs:
                 self._relay.post(job, TextDelta(tail, slot.take_logprobs()))
         end = time.perf_counter()
-        finished = Finished(reason, slot.usage(), self._timings(slot, job, end), error)
+        stop = stream.stop_hit if stream is not None else None
+        timings = self._timings(slot, job, end)
+        finished = Finished(reason, slot.usage(), timings, error, stop_sequence=stop)
         self._completed.append(
             CompletedRequest(time.time(), reason, finished.usage, finished.timings)
         )

@@ -32,10 +32,11 @@ class Utf8Stream:
 
 @dataclass
 class StopScanResult:
-    """What may be emitted now, and whether a stop string was hit."""
+    """What may be emitted now, and the stop string that was hit, if one was."""
 
     text: str
     stopped: bool
+    stop: str | None = None
 
 
 @dataclass
@@ -49,14 +50,14 @@ class StopMatcher:
         if not self.stops:
             return StopScanResult(text, False)
         buffer = self._pending + text
-        first_hit = -1
+        first_hit, hit = -1, None
         for stop in self.stops:
             index = buffer.find(stop)
             if index != -1 and (first_hit == -1 or index < first_hit):
-                first_hit = index
+                first_hit, hit = index, stop
         if first_hit != -1:
             self._pending = ""
-            return StopScanResult(buffer[:first_hit], True)
+            return StopScanResult(buffer[:first_hit], True, hit)
         hold = self._longest_partial_suffix(buffer)
         self._pending = buffer[len(buffer) - hold :] if hold else ""
         return StopScanResult(buffer[: len(buffer) - hold], False)
@@ -83,16 +84,17 @@ class TextStream:
         self._utf8 = Utf8Stream()
         self._stops = StopMatcher(tuple(s for s in stops if s))
         self.stopped = False
+        self.stop_hit: str | None = None  # which stop string ended the text
 
     def feed(self, piece: bytes) -> str:
         result = self._stops.feed(self._utf8.feed(piece))
-        self.stopped = result.stopped
+        self.stopped, self.stop_hit = result.stopped, result.stop
         return result.text
 
     def finish(self) -> str:
         """Release held text when generation ends without a stop string."""
         result = self._stops.feed(self._utf8.flush())
         if result.stopped:
-            self.stopped = True
+            self.stopped, self.stop_hit = True, result.stop
             return result.text
         return result.text + self._stops.flush()

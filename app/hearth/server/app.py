@@ -15,6 +15,7 @@ from hearth import __version__
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import admin_router
+from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.errors import install_error_handlers
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
@@ -62,6 +63,7 @@ def create_app(
     app.include_router(admin_router(engine, request_log))
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))
+    app.include_router(anthropic_router(pipeline))
     app.include_router(load_router(engine))
     if cors_origins:
         app.add_middleware(

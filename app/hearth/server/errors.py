@@ -20,6 +20,7 @@ from hearth.core.errors import (
     ModelNotLoadedError,
     QueueFullError,
 )
+from hearth.server.anthropic_format import error_json as anthropic_error_json
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +77,16 @@ def api_error_for(exc: HearthError) -> ApiError:
 
 
 OLLAMA_PREFIX = "/api/"
+ANTHROPIC_PREFIX = "/v1/messages"
 
 
 def json_error(error: ApiError, path: str = "") -> JSONResponse:
-    """OpenAI's error shape, or Ollama's plain ``{"error": "..."}`` under /api/."""
+    """OpenAI's error shape, Ollama's plain ``{"error": "..."}`` under /api/, or
+    Anthropic's ``{"type": "error", "error": {...}}`` under /v1/messages."""
     if path.startswith(OLLAMA_PREFIX):
         body: dict[str, Any] = {"error": error.message}
+    elif path.startswith(ANTHROPIC_PREFIX):
+        body = anthropic_error_json(error.status, error.message)
     else:
         body = error_body(error.message, error.type, error.code, error.param)
     return JSONResponse(body, status_code=error.status, headers=error.headers)

@@ -70,6 +70,10 @@ class ChatPrompt:
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
 
+    def offered_tools(self) -> list[ToolSpec]:
+        """The tools shown to the model: none when the client said "none"."""
+        return list(self.tools) if self.tool_choice.mode != "none" else []
+
 
 @dataclass(frozen=True)
 class TextPrompt:
@@ -131,6 +135,12 @@ class Pipeline:
         self.models.keep_alive(keep_alive)
         return info
 
+    async def count_tokens(self, model: str | None, prompt: ChatPrompt) -> int:
+        """How many tokens ``prompt`` takes as the model's chat template renders it."""
+        await self.resolve(model)
+        text = self.engine.render_chat(prompt.messages, prompt.offered_tools())
+        return len(await asyncio.to_thread(self.engine.tokenize_prompt, text))
+
     async def start(self, request: PipelineRequest) -> Generation:
         """Validate and queue; errors (a prompt too long, a bad grammar) surface here."""
         info = await self.resolve(request.model, request.keep_alive)
@@ -138,7 +148,7 @@ class Pipeline:
         tool_format: ToolFormat | None = None
         forced: str | None = None
         if isinstance(prompt, ChatPrompt):
-            tools = list(prompt.tools) if prompt.tool_choice.mode != "none" else []
+            tools = prompt.offered_tools()
             tool_format = engine.tool_format if tools else None
             text = engine.render_chat(prompt.messages, tools)
             forced = _forced_call_grammar(tools, prompt.tool_choice, tool_format)

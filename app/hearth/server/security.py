@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hearth.server.anthropic_format import error_json as anthropic_error_json
+from hearth.server.errors import ANTHROPIC_PREFIX
+
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = frozenset({"/health", "/", "/openapi.json"})
@@ -100,22 +103,18 @@ class AccessMiddleware:
                 401,
                 "Missing or invalid API key. Send it as 'Authorization: Bearer <key>'.",
                 "invalid_api_key",
+                str(scope.get("path", "")),
             )
             return
         await self.app(scope, receive, send)
 
 
-async def _reject(send: Send, status: int, message: str, code: str) -> None:
-    body = json.dumps(
-        {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": code,
-            }
-        }
-    ).encode()
+async def _reject(send: Send, status: int, message: str, code: str, path: str = "") -> None:
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+    if path.startswith(ANTHROPIC_PREFIX):  # Anthropic clients read their own error shape
+        body = json.dumps(anthropic_error_json(status, message)).encode()
+    else:
+        body = json.dumps({"error": error}).encode()
     await send(
         {
             "type": "http.response.start",

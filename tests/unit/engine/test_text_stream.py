@@ -36,7 +36,7 @@ def test_stop_matcher_releases_false_alarm():
 
 def test_stop_matcher_earliest_of_several_stops():
     result = StopMatcher(("bb", "a")).feed("xxbbya")
-    assert result.stopped and result.text == "xx"
+    assert result.stopped and result.text == "xx" and result.stop == "bb"
 
 
 def test_text_stream_stop_split_across_multibyte_tokens():
@@ -44,8 +44,9 @@ def test_text_stream_stop_split_across_multibyte_tokens():
     out = stream.feed(b"ab\xc3")
     out += stream.feed(b"\xa9")
     assert not stream.stopped
+    assert stream.stop_hit is None
     out += stream.feed(b"!zz")
-    assert stream.stopped
+    assert stream.stopped and stream.stop_hit == "é!"
     assert out == "ab"
 
 
@@ -53,3 +54,4 @@ def test_text_stream_finish_flushes_held_text():
     stream = TextStream(("xyz",))
     assert stream.feed(b"abcxy") == "abc"
     assert stream.finish() == "xy"
+    assert stream.stop_hit is None
