@@ -255,7 +255,7 @@ class Engine:
             )
         self._check_fits(tokens, request, info)
         if request.params.grammar:
-            check_grammar(model.vocab, request.params.grammar)
+            await asyncio.to_thread(check_grammar, model.vocab, request.params.grammar)
         bad = [t for t in request.params.logit_bias if not 0 <= t < model.n_vocab]
         if bad:
             raise InvalidRequestError(

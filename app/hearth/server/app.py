@@ -16,6 +16,7 @@ from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import admin_router
 from hearth.server.anthropic_routes import anthropic_router
+from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.errors import install_error_handlers
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
@@ -57,6 +58,7 @@ def create_app(
         openapi_url="/openapi.json",
     )
     install_error_handlers(app)
+    app.add_middleware(UrlGuardMiddleware)  # innermost: after auth, logged
     install_openapi(app)
     request_log = RequestLog()
     pipeline = Pipeline(engine, manager, observer=request_log.note_generation)

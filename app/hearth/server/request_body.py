@@ -1,18 +1,26 @@
-"""Reading request bodies with a size limit and turning bad JSON into clean 400s."""
+"""Reading request bodies with a size limit and turning bad JSON into clean 400s.
+
+Every dialect's routes parse through ``parse_body``, so the checks in ``body_guard``
+(NUL characters, lone surrogates, nesting depth, schema limits) apply to all of them.
+"""
 
 from __future__ import annotations
 
-import json
+import asyncio
 from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
+from hearth.server.body_guard import check_schemas, decode_json
 from hearth.server.errors import ApiError, validation_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+INLINE_DECODE_BYTES = 256 * 1024
+"""Bodies above this are decoded in a worker thread: parsing and checking tens of
+megabytes takes long enough to stall every other request on the event loop."""
 
 
 async def read_json(request: Request, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Any:
@@ -29,12 +37,9 @@ async def read_json(request: Request, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "The request body is empty; send a JSON object.", code="invalid_json")
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(
-            400, f"The request body is not valid JSON: {exc}", code="invalid_json"
-        ) from None
+    if len(raw) > INLINE_DECODE_BYTES:
+        return await asyncio.to_thread(decode_json, raw)
+    return decode_json(raw)
 
 
 async def parse_body(request: Request, model: type[ModelT]) -> ModelT:
@@ -42,9 +47,16 @@ async def parse_body(request: Request, model: type[ModelT]) -> ModelT:
     if not isinstance(body, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
     try:
-        return model.model_validate(body)
+        parsed = model.model_validate(body)
     except ValidationError as exc:
         raise validation_error(exc.errors()) from None
+    await check_schemas(body, _field_names(model))
+    return parsed
+
+
+def _field_names(model: type[BaseModel]) -> set[str]:
+    fields = model.model_fields
+    return set(fields) | {f.alias for f in fields.values() if f.alias}
 
 
 def _too_large(max_bytes: int) -> ApiError:
