@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from hearth.core.errors import LoadCancelledError
 from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
+from hearth.library.library import Library
 from server_process import start_serve
 
 
@@ -20,39 +22,63 @@ def events(url: str) -> list[dict]:
 
 
 def test_switch_models_with_progress_and_errors(tiny_model_q8, tiny_model_q4km, tmp_path):
+    library = Library()
+    library.import_in_place(tiny_model_q4km)
     server = start_serve(tiny_model_q8, tmp_path, parallel=1)
     url = server.base_url
     try:
-        started = httpx.post(f"{url}/hearth/v1/load", json={"model": str(tiny_model_q4km)})
+        first_load = httpx.get(f"{url}/hearth/v1/status").json()["load_id"]
+        started = httpx.post(f"{url}/hearth/v1/load", json={"model": "hearth-tiny-Q4_K_M"})
         assert started.status_code == 202
         assert started.json()["state"] in ("loading", "ready")
         seen = events(url)
         assert seen[-1]["state"] == "ready" and seen[-1]["model"] == "hearth-tiny-Q4_K_M"
+        assert seen[-1]["load_id"] == first_load + 1
         models = httpx.get(f"{url}/v1/models").json()["data"]
-        assert [m["id"] for m in models] == ["hearth-tiny-Q4_K_M"]
+        assert models[0]["id"] == "hearth-tiny-Q4_K_M" and models[0]["meta"]["loaded"]
         reply = httpx.post(f"{url}/v1/completions", json={"prompt": "hi", "max_tokens": 3})
         assert reply.status_code == 200
 
-        missing = httpx.post(f"{url}/hearth/v1/load", json={"model": str(tmp_path / "no.gguf")})
-        assert missing.status_code == 400 and "No such model file" in missing.text
-
-        broken = tmp_path / "broken.gguf"
-        broken.write_bytes(tiny_model_q8.read_bytes()[:40_000])
-        assert httpx.post(f"{url}/hearth/v1/load", json={"model": str(broken)}).status_code == 202
+        # A bad setting fails that load alone (it used to poison every later one).
+        bad = {"model": "hearth-tiny-Q4_K_M", "cache_type_k": "q3"}
+        assert httpx.post(f"{url}/hearth/v1/load", json=bad).status_code == 202
         final = events(url)[-1]
-        assert final["state"] == "error" and "broken.gguf" in final["error"]
+        assert final["state"] == "error" and "q3" in final["error"]
         health = httpx.get(f"{url}/health")
         assert health.status_code == 503 and health.json()["status"] == "error"
-        refused = httpx.post(f"{url}/v1/completions", json={"prompt": "hi", "max_tokens": 3})
-        assert refused.status_code == 503
 
+        # The model the server started with is still known by name.
         assert (
-            httpx.post(f"{url}/hearth/v1/load", json={"model": str(tiny_model_q8)}).status_code
+            httpx.post(f"{url}/hearth/v1/load", json={"model": "hearth-tiny-Q8_0"}).status_code
             == 202
         )
         assert events(url)[-1]["state"] == "ready"
+        chat = {"model": "hearth-tiny-Q4_K_M", "prompt": "hi", "max_tokens": 2}
+        assert httpx.post(f"{url}/v1/completions", json=chat, timeout=60).status_code == 200
         assert httpx.post(f"{url}/hearth/v1/unload").json()["state"] == "idle"
-        assert httpx.get(f"{url}/v1/models").json()["data"] == []
+        assert not any(m["meta"]["loaded"] for m in httpx.get(f"{url}/v1/models").json()["data"])
+    finally:
+        server.stop()
+
+
+def test_admin_load_is_no_file_oracle(tiny_model_q8, tmp_path):
+    """Paths outside the library are refused with one message, whether the file exists
+    (even a real GGUF) or not."""
+    outside = tmp_path / "elsewhere.gguf"
+    outside.write_bytes(tiny_model_q8.read_bytes())
+    server = start_serve(tiny_model_q8, tmp_path, parallel=1)
+    url = server.base_url
+    try:
+        paths = (outside, tmp_path / "missing.gguf", Path("/etc/passwd"))
+        answers = [httpx.post(f"{url}/hearth/v1/load", json={"model": str(p)}) for p in paths]
+        assert {a.status_code for a in answers} == {404}
+        messages = {
+            a.json()["error"]["message"].replace(str(p), "PATH")
+            for a, p in zip(answers, paths, strict=True)
+        }
+        assert len(messages) == 1  # the same words whether the file exists or not
+        assert "'PATH' is not a model in the library" in messages.pop()
+        assert httpx.get(f"{url}/health").json()["model"] == "hearth-tiny-Q8_0"
     finally:
         server.stop()
 

@@ -1,14 +1,12 @@
-"""The engine facade the HTTP layer talks to: load state, prompts, async generation."""
+"""The engine facade the HTTP layer talks to: the loaded model, prompts, async generation."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 from hearth.core.errors import (
@@ -39,91 +37,98 @@ from hearth.engine.tool_calls import ToolFormat, detect_format
 log = logging.getLogger(__name__)
 
 
-class LoadState(str, Enum):
-    IDLE = "idle"
-    LOADING = "loading"
-    READY = "ready"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class EngineState:
-    state: LoadState
-    progress: float = 0.0
-    error: str | None = None
-    model_id: str | None = None
-
-
 def model_id_for(path: Path) -> str:
     """The name clients use for a model: its file name without ``.gguf``."""
     name = path.name
     return name[: -len(".gguf")] if name.lower().endswith(".gguf") else name
 
 
+def _no_progress(_fraction: float) -> None:
+    return None
+
+
 class Engine:
-    """One model at a time; generation requests go through the scheduler."""
+    """One model at a time; generation requests go through the scheduler.
+
+    The engine holds the loaded model but not the lifecycle around it: which model to
+    load, when, and what clients see meanwhile belong to the server's model manager.
+    ``load`` still guards itself, because two overlapping loads used to leave a whole
+    model (about 500 MB and its threads) behind.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._state = EngineState(LoadState.IDLE)
+        self._load_lock = threading.Lock()
         self._model: LlamaModel | None = None
         self._scheduler: Scheduler | None = None
         self._template: ChatTemplate | None = None
         self._info: ModelInfo | None = None
-        self._cancel_load = threading.Event()
-        self.config: LoadConfig | None = None  # the last load asked for
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._arrivals = Arrivals()
         self._arriving: dict[str, Arrival] = {}  # by request id; used on the event loop
 
     # ------------------------------------------------------------------ loading
-    @property
-    def state(self) -> EngineState:
-        return self._state
+    def load(
+        self,
+        config: LoadConfig,
+        *,
+        on_progress: Callable[[float], None] = _no_progress,
+        cancel: threading.Event | None = None,
+    ) -> ModelInfo:
+        """Blocking load (run it in a thread); replaces any model already loaded.
 
-    def load(self, config: LoadConfig) -> ModelInfo:
-        """Blocking load (run it in a thread); replaces any model already loaded."""
-        self.unload()
-        self.config = config
-        model_id = model_id_for(Path(config.model_path))
-        self._cancel_load.clear()
-        self._state = EngineState(LoadState.LOADING, 0.0, model_id=model_id)
-
-        def on_progress(fraction: float) -> None:
-            self._state = EngineState(LoadState.LOADING, fraction, model_id=model_id)
-
+        A second load while one runs is refused, never interleaved. On failure nothing
+        is loaded and nothing is leaked: the half-built model is closed here.
+        """
+        if not self._load_lock.acquire(blocking=False):
+            raise ModelLoadError("Another model is loading; wait for it or cancel it.")
         try:
-            model = LlamaModel(config, on_progress=on_progress, cancel=self._cancel_load)
-        except HearthError as exc:
-            self._state = EngineState(LoadState.ERROR, error=exc.message, model_id=model_id)
+            self.unload("The model was unloaded to load another one.")
+            return self._load_unlocked(config, on_progress, cancel or threading.Event())
+        finally:
+            self._load_lock.release()
+
+    def _load_unlocked(
+        self, config: LoadConfig, on_progress: Callable[[float], None], cancel: threading.Event
+    ) -> ModelInfo:
+        model_id = model_id_for(Path(config.model_path))
+        try:
+            model = LlamaModel(config, on_progress=on_progress, cancel=cancel)
+        except HearthError:
             raise
         except Exception as exc:  # llama.cpp or ctypes failures must not kill the worker
             log.exception("model load failed")
-            self._state = EngineState(LoadState.ERROR, error=str(exc), model_id=model_id)
             raise ModelLoadError(str(exc)) from exc
-        template = ChatTemplate(
-            model.metadata.get("tokenizer.chat_template"),
-            bos_token=model.token_text(model.bos),
-            eos_token=model.token_text(model.eos),
-        )
+        try:
+            template = ChatTemplate(
+                model.metadata.get("tokenizer.chat_template"),
+                bos_token=model.token_text(model.bos),
+                eos_token=model.token_text(model.eos),
+                name=model_id,
+            )
+            info = model.info(model_id)
+            scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals)
+        except InvalidRequestError as exc:  # e.g. a chat template that doesn't compile
+            model.close()
+            raise InvalidRequestError(f"Cannot load '{model_id}': {exc.message}") from exc
+        except HearthError as exc:
+            model.close()
+            raise ModelLoadError(f"Cannot load '{model_id}': {exc.message}") from exc
+        except Exception as exc:
+            model.close()
+            log.exception("model set-up failed")
+            raise ModelLoadError(f"Cannot load '{model_id}': {exc}") from exc
         with self._lock:
             self._model = model
             self._template = template
-            self._info = model.info(model_id)
-            self._scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals)
-        self._state = EngineState(LoadState.READY, 1.0, model_id=model_id)
-        return self._info
+            self._info = info
+            self._scheduler = scheduler
+        return info
 
-    def mark_loading(self, config: LoadConfig) -> None:
-        """Report "loading" at once, before the load thread gets going."""
-        model_id = model_id_for(Path(config.model_path))
-        self._state = EngineState(LoadState.LOADING, 0.0, model_id=model_id)
-
-    def cancel_load(self) -> None:
-        self._cancel_load.set()
-
-    def unload(self) -> None:
+    def unload(self, reason: str | None = None) -> None:
+        """Free the model. Requests still running end with an error saying ``reason``
+        (or as cancelled without one)."""
         with self._lock:
             scheduler, model = self._scheduler, self._model
             self._scheduler = self._model = self._template = self._info = None
@@ -132,10 +137,9 @@ class Engine:
         if embedder is not None:
             embedder.close()
         if scheduler is not None:
-            scheduler.stop()
+            scheduler.stop(reason)
         if model is not None:
             model.close()
-        self._state = EngineState(LoadState.IDLE)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -155,10 +159,6 @@ class Engine:
             model, scheduler = self._model, self._scheduler
             template, info = self._template, self._info
         if model is None or scheduler is None or template is None or info is None:
-            if self._state.state is LoadState.LOADING:
-                raise ModelNotLoadedError(
-                    f"The model is still loading ({self._state.progress:.0%}); retry shortly."
-                )
             raise ModelNotLoadedError("No model is loaded. Load a model first.")
         return model, scheduler, template, info
 

@@ -14,7 +14,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from hearth import __version__
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
-from hearth.server.admin_routes import admin_router
+from hearth.server.admin_routes import AccessFactory, access_router, admin_router
 from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.errors import install_error_handlers
@@ -25,7 +25,8 @@ from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
 from hearth.server.pipeline import Pipeline
 from hearth.server.request_log import RequestLog, RequestLogMiddleware
-from hearth.server.security import AccessMiddleware, AccessPolicy
+from hearth.server.responses_routes import responses_router
+from hearth.server.security import AccessControl, AccessMiddleware, AccessPolicy
 
 
 def create_app(
@@ -34,20 +35,20 @@ def create_app(
     *,
     models: ModelManager | None = None,
     cors_origins: tuple[str, ...] = (),
+    access_for: AccessFactory | None = None,
 ) -> FastAPI:
-    manager = models or ModelManager(
-        engine, catalog=None, base_config=engine.config or LoadConfig(model_path=Path())
-    )
+    manager = models or ModelManager(engine, catalog=None, base_config=LoadConfig(Path()))
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        expiry = asyncio.create_task(manager.expire_idle())
+        lifecycle = asyncio.create_task(manager.run())
         try:
             yield
         finally:
-            expiry.cancel()
+            lifecycle.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await expiry
+                await lifecycle
+            await manager.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -62,11 +63,15 @@ def create_app(
     install_openapi(app)
     request_log = RequestLog()
     pipeline = Pipeline(engine, manager, observer=request_log.note_generation)
-    app.include_router(admin_router(engine, request_log))
+    app.include_router(admin_router(engine, manager, request_log))
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))
     app.include_router(anthropic_router(pipeline))
-    app.include_router(load_router(engine))
+    app.include_router(responses_router(pipeline))
+    app.include_router(load_router(manager))
+    access = AccessControl(replace(policy, allowed_origins=tuple(cors_origins)))
+    if access_for is not None:  # live access changes: only for a worker with a token
+        app.include_router(access_router(access, access_for))
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -74,8 +79,6 @@ def create_app(
             allow_methods=["GET", "POST", "OPTIONS"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    app.add_middleware(
-        AccessMiddleware, policy=replace(policy, allowed_origins=tuple(cors_origins))
-    )
+    app.add_middleware(AccessMiddleware, control=access)
     app.add_middleware(RequestLogMiddleware, request_log=request_log)  # outermost: sees 401s
     return app

@@ -130,7 +130,9 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def embed(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        info = await models.resolve(body.model or None)
+        info = await models.resolve(
+            body.model or None, keep_alive=keep_alive_seconds(body.keep_alive)
+        )
         started = time.perf_counter()
         result = await engine.embed(body.texts())
         return {
@@ -145,7 +147,7 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def embeddings_legacy(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        await models.resolve(body.model or None)
+        await models.resolve(body.model or None, keep_alive=keep_alive_seconds(body.keep_alive))
         result = await engine.embed(body.texts())
         return {"embedding": result.vectors[0]}
 

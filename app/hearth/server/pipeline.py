@@ -131,8 +131,7 @@ class Pipeline:
         self._observer = observer
 
     async def resolve(self, model: str | None, keep_alive: float | None = None) -> ModelInfo:
-        info = await self.models.resolve(model)
-        self.models.keep_alive(keep_alive)
+        info = await self.models.resolve(model, keep_alive=keep_alive)
         return info
 
     async def count_tokens(self, model: str | None, prompt: ChatPrompt) -> int:

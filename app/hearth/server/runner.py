@@ -26,7 +26,6 @@ from hearth.engine.engine import Engine
 from hearth.server.app import create_app
 from hearth.server.model_manager import LibraryCatalog, ModelManager
 from hearth.server.options import ServeOptions, validate_options
-from hearth.server.security import AccessPolicy
 
 log = logging.getLogger(__name__)
 
@@ -118,10 +117,29 @@ def run_server(options: ServeOptions) -> int:
         return 1
     port = sock.getsockname()[1]
     engine = Engine()
-    policy = AccessPolicy(keys=options.api_keys, loopback_only=options.loopback)
-    catalog = LibraryCatalog() if options.jit else None
-    models = ModelManager(engine, catalog=catalog, base_config=options.load, ttl_s=options.ttl_s)
-    app = create_app(engine, policy, models=models, cors_origins=options.cors_origins)
+    policy = options.access_policy()
+    load_failed = threading.Event()
+    running: list[_GracefulServer] = []
+
+    def initial_load_failed(_exc: HearthError) -> None:
+        load_failed.set()
+        if not options.announce:  # headless: nothing to serve, so stop
+            for serving in running:
+                serving.should_exit = True
+
+    models = ModelManager(
+        engine,
+        catalog=LibraryCatalog(),
+        base_config=options.load,
+        ttl_s=options.ttl_s,
+        jit=options.jit,
+        initial=options.initial_model,
+        on_initial_failure=initial_load_failed,
+    )
+    access_for = options.access_for if options.worker_token else None
+    app = create_app(
+        engine, policy, models=models, cors_origins=options.cors_origins, access_for=access_for
+    )
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -130,27 +148,7 @@ def run_server(options: ServeOptions) -> int:
         log_config=None,
     )
     server = _GracefulServer(config)
-    load_failed = threading.Event()
-
-    def load() -> None:
-        try:
-            info = engine.load(options.load)
-        except HearthError as exc:
-            log.error("Model load failed: %s", exc.message)
-            load_failed.set()
-            if not options.announce:  # headless: nothing to serve, so stop
-                server.should_exit = True
-            return
-        where = ", ".join(f"{d.name} ({d.description})" for d in info.devices) or "CPU"
-        log.info("Running on %s; %d of %d layers on GPU", where, info.gpu_layers, info.n_layer)
-        log.info(
-            "Model %s ready (%d slots x %d tokens) on http://%s:%d/v1",
-            info.id,
-            info.n_slots,
-            info.n_ctx_per_slot,
-            options.host,
-            port,
-        )
+    running.append(server)
 
     def watch_parent(pid: int) -> None:
         while not server.should_exit:
@@ -165,8 +163,6 @@ def run_server(options: ServeOptions) -> int:
     if options.initial_model:
         log.info("Listening on http://%s:%d; loading %s", options.host, port,
                  options.load.model_path)  # fmt: skip
-        engine.mark_loading(options.load)  # so /health never reports "idle" in between
-        threading.Thread(target=load, name="hearth-load", daemon=True).start()
     else:
         log.info("Listening on http://%s:%d; requests load models from the library",
                  options.host, port)  # fmt: skip
@@ -177,8 +173,7 @@ def run_server(options: ServeOptions) -> int:
     try:
         _run_event_loop(server.serve(sockets=[sock]))
     finally:
-        engine.cancel_load()
         with contextlib.suppress(Exception):
-            engine.unload()
+            engine.unload("The server is shutting down.")
         sock.close()
     return 1 if load_failed.is_set() and not options.announce else 0

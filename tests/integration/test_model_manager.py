@@ -1,0 +1,201 @@
+"""The model manager in process, on real llama.cpp: one lifecycle, whatever the races.
+
+These drive :class:`ModelManager` and :class:`Engine` directly (no HTTP), so a test can
+count the engine's own threads: each loaded model has one scheduler and one relay thread,
+and a leaked model shows up as one more of each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import threading
+from pathlib import Path
+
+import pytest
+
+import gguf_factory
+from hearth.core.errors import HearthError, InvalidRequestError, ModelLoadError
+from hearth.core.generation import ChatMessage
+from hearth.core.model_info import LoadConfig
+from hearth.engine.engine import Engine
+from hearth.library.library import Library
+from hearth.server.catalog import LibraryCatalog
+from hearth.server.model_manager import ModelManager
+from hearth.server.model_state import LifecycleState
+
+
+def _engine_threads() -> int:
+    return sum(1 for t in threading.enumerate() if t.name in ("hearth-scheduler", "hearth-relay"))
+
+
+def _config(path: Path) -> LoadConfig:
+    return LoadConfig(model_path=path, n_ctx=256, n_parallel=2, n_threads=2)
+
+
+def _manager(engine: Engine, base: LoadConfig, **kwargs: object) -> ModelManager:
+    return ModelManager(engine, catalog=LibraryCatalog(), base_config=base, **kwargs)  # type: ignore[arg-type]
+
+
+def test_engine_refuses_a_second_load_while_one_runs(tiny_model_q8, tiny_model_q4km):
+    """Two overlapping Engine.load calls used to leave a whole model behind."""
+    engine = Engine()
+    started = threading.Event()
+    release = threading.Event()
+
+    def slow_progress(_fraction: float) -> None:
+        started.set()
+        release.wait(30)
+
+    first = threading.Thread(
+        target=engine.load, args=(_config(tiny_model_q8),), kwargs={"on_progress": slow_progress}
+    )
+    first.start()
+    try:
+        assert started.wait(30)
+        with pytest.raises(ModelLoadError, match="Another model is loading"):
+            engine.load(_config(tiny_model_q4km))
+    finally:
+        release.set()
+        first.join(30)
+    try:
+        assert engine.info is not None and engine.info.id == "hearth-tiny-Q8_0"
+        assert _engine_threads() == 2
+    finally:
+        engine.unload()
+    assert _engine_threads() == 0
+
+
+def test_racing_switches_leave_one_model(tiny_model_q8, tiny_model_q4km):
+    """Just-in-time switches racing admin loads, four rounds: one model, no leaked threads."""
+    library = Library()
+    library.import_in_place(tiny_model_q8)
+    library.import_in_place(tiny_model_q4km)
+    engine = Engine()
+
+    async def scenario() -> None:
+        manager = _manager(engine, _config(tiny_model_q8))
+        for _ in range(4):
+            manager.start_load(manager.config_for("hearth-tiny-Q8_0"))
+            results = await asyncio.gather(
+                manager.resolve("hearth-tiny-Q4_K_M"),
+                manager.resolve("hearth-tiny-Q8_0"),
+                manager.resolve("hearth-tiny-Q4_K_M"),
+                return_exceptions=True,
+            )
+            assert not [r for r in results if isinstance(r, BaseException)]
+            assert _engine_threads() == 2
+        await manager.unload()
+        assert manager.state.state is LifecycleState.EMPTY
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engine.unload()
+    assert _engine_threads() == 0
+
+
+def test_failed_load_keeps_the_last_good_settings(tiny_model_q8, tiny_model_q4km):
+    """A load with a bad cache type fails alone: the next switch and the next reload
+    start from the last configuration that worked."""
+    Library().import_in_place(tiny_model_q4km)
+    engine = Engine()
+
+    async def scenario() -> None:
+        manager = _manager(engine, _config(tiny_model_q8), initial=True)
+        assert manager.state.state is LifecycleState.LOADING  # before anything ran
+        runner = asyncio.create_task(manager.run())
+        info = await manager.resolve(None)
+        assert info.id == "hearth-tiny-Q8_0"
+        first_load = manager.state.load_id
+        bad = dataclasses.replace(_config(tiny_model_q8), cache_type_k="q3")
+        with pytest.raises(HearthError):
+            await manager.load(bad)
+        assert manager.state.state is LifecycleState.ERROR
+        assert "q3" in (manager.state.error or "")
+        switched = await manager.resolve("hearth-tiny-Q4_K_M")  # JIT after the failure
+        assert switched.id == "hearth-tiny-Q4_K_M"
+        assert manager.state.state is LifecycleState.READY
+        assert manager.state.load_id == first_load + 1
+        back = await manager.resolve("hearth-tiny-Q8_0")
+        assert back.id == "hearth-tiny-Q8_0"
+        runner.cancel()
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engine.unload()
+
+
+def test_broken_template_fails_cleanly_and_the_next_model_loads(tiny_model_q8, tmp_path):
+    """A template that doesn't compile is a clear error naming the model on each chat
+    request (plain completions still work), and never leaves later requests waiting."""
+    broken = gguf_factory.write_tiny_llama(
+        tmp_path / "broken-template.gguf", chat_template="{% for x in %}"
+    )
+    library = Library()
+    library.import_in_place(broken)
+    library.import_in_place(tiny_model_q8)
+    engine = Engine()
+
+    async def scenario() -> None:
+        manager = _manager(engine, _config(tiny_model_q8))
+        loaded = await asyncio.wait_for(manager.resolve("broken-template"), 60)
+        assert loaded.id == "broken-template"
+        with pytest.raises(InvalidRequestError, match=r"broken-template.*does not compile"):
+            engine.render_chat([ChatMessage(role="user", content="hi")])
+        good = await asyncio.wait_for(manager.resolve("hearth-tiny-Q8_0"), 60)
+        assert good.id == "hearth-tiny-Q8_0"
+        assert manager.state.state is LifecycleState.READY
+        assert _engine_threads() == 2
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engine.unload()
+
+
+def test_a_failed_set_up_frees_the_model(tiny_model_q8, tmp_path):
+    """A model that loads but can't be served (here: more slots than its batch holds)
+    is closed at once, and the error names it."""
+    engine = Engine()
+    config = dataclasses.replace(_config(tiny_model_q8), n_parallel=8, n_batch=4, n_ubatch=4)
+    with pytest.raises(HearthError):
+        engine.load(config)
+    assert engine.info is None
+    assert _engine_threads() == 0
+
+
+def test_waiters_share_a_failed_load(tiny_model_q8):
+    """Requests queued behind a load that fails get its error; they don't each retry."""
+    Library().import_in_place(tiny_model_q8)
+    engine = Engine()
+    failing = dataclasses.replace(_config(tiny_model_q8), cache_type_k="q3")
+
+    async def scenario() -> int:
+        manager = _manager(engine, failing)
+        attempts = 0
+        seen: list[LifecycleState] = []
+        with manager.subscribe() as queue:
+            results = await asyncio.gather(
+                *(manager.resolve("hearth-tiny-Q8_0") for _ in range(4)), return_exceptions=True
+            )
+            while not queue.empty():
+                seen.append(queue.get_nowait().state)
+        attempts = sum(
+            1
+            for before, after in itertools.pairwise(seen)
+            if after is LifecycleState.LOADING and before is not LifecycleState.LOADING
+        )
+        assert all(isinstance(r, HearthError) for r in results), results
+        await manager.close()
+        return attempts
+
+    try:
+        assert asyncio.run(scenario()) == 1
+    finally:
+        engine.unload()
