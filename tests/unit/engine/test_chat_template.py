@@ -169,3 +169,19 @@ def test_tool_use_variant_is_used_when_tools_are_given():
     assert broken.render(hi) == "x"
     with pytest.raises(InvalidRequestError, match=r"m\.gguf|tool_use"):
         broken.render(hi, tools=[ToolSpec("f")])
+
+
+def test_model_with_a_broken_template_loads_and_chat_is_a_clear_400(tmp_path):
+    import gguf_factory
+    from hearth.core.model_info import LoadConfig
+    from hearth.engine.engine import Engine
+
+    model = gguf_factory.write_tiny_llama(tmp_path / "broken.gguf", chat_template="{% for %}")
+    engine = Engine()
+    engine.load(LoadConfig(model_path=model, n_ctx=256, n_threads=2))
+    try:
+        with pytest.raises(InvalidRequestError, match=r"does not compile \(line 1\)"):
+            engine.render_chat([ChatMessage("user", "hi")])
+        assert engine.tokenize_prompt("plain completion still works")
+    finally:
+        engine.unload()
