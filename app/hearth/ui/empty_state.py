@@ -75,6 +75,11 @@ class Card(QFrame):
         t = tokens_for(self.palette())
         self.icon_label.setPixmap(icon(self.spec.icon, t, color=t.accent).pixmap(QSize(28, 28)))
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self.refresh_icon()  # icons are tinted for the theme
+        super().changeEvent(event)
+
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
         if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(
             event.position().toPoint()
@@ -136,9 +141,3 @@ class EmptyState(QWidget):
             if card.objectName() == name:
                 return card
         raise KeyError(name)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            for card in self.cards:  # icons are tinted for the theme: redraw them
-                card.refresh_icon()
-        super().changeEvent(event)

@@ -46,8 +46,10 @@ def markdown_css(t: Tokens) -> str:
 code {{ background-color: {t.inline_code_bg}; color: {t.text}; font-family: monospace; }}
 pre {{ background-color: {t.code_bg}; color: {t.code_text}; font-family: monospace; }}
 a {{ color: {t.accent}; }}
-th {{ background-color: {t.table_header_bg}; color: {t.text}; }}
-td {{ color: {t.text}; }}
+table {{ border-collapse: collapse; margin-top: 4px; margin-bottom: 4px; }}
+th {{ background-color: {t.table_header_bg}; color: {t.text}; padding: 4px 10px;
+     border: 1px solid {t.border}; }}
+td {{ color: {t.text}; padding: 4px 10px; border: 1px solid {t.border}; }}
 blockquote {{ color: {t.quote_text}; }}
 h1, h2, h3, h4, h5, h6 {{ color: {t.text}; }}
 """
@@ -67,6 +69,7 @@ class _Formats:
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.tokens = t
         self.text_block = QTextBlockFormat()
+        self.text_block.setTopMargin(6)  # paragraphs, lists and tables apart
         self.text_char = QTextCharFormat()
         self.code_block = QTextBlockFormat()
         self.code_block.setBackground(QColor(t.code_bg))
