@@ -17,16 +17,21 @@ import httpx
 import pytest
 
 MODEL = "hearth-tiny-Q8_0"
-CHAT_PATHS = {"openai": "/v1/chat/completions", "ollama": "/api/chat"}
+CHAT_PATHS = {
+    "openai": "/v1/chat/completions",
+    "ollama": "/api/chat",
+    "anthropic": "/v1/messages",
+}
 DIALECTS = list(CHAT_PATHS)
+SCHEMA_DIALECTS = ["openai", "ollama"]  # the dialects with an output schema
 
 
 def _chat_body(dialect: str, content: Any = "Hello", **extra: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": content}]}
-    if dialect == "openai":
-        body["max_tokens"] = 2
-    else:
+    if dialect == "ollama":
         body.update(stream=False, options={"num_predict": 2})
+    else:
+        body["max_tokens"] = 2
     return {**body, **extra}
 
 
@@ -34,9 +39,13 @@ def _error_message(response: httpx.Response, dialect: str) -> str:
     """The error text, after checking status and the dialect's exact error shape."""
     assert response.status_code == 400, response.text
     body = response.json()
-    assert set(body) == {"error"}, body
+    assert set(body) == ({"type", "error"} if dialect == "anthropic" else {"error"}), body
     if dialect == "openai":
         assert set(body["error"]) == {"message", "type", "param", "code"}
+        assert body["error"]["type"] == "invalid_request_error"
+        message = body["error"]["message"]
+    elif dialect == "anthropic":
+        assert body == {"type": "error", "error": body["error"]}
         assert body["error"]["type"] == "invalid_request_error"
         message = body["error"]["message"]
     else:
@@ -127,7 +136,7 @@ def _schema_path(dialect: str) -> str:
     return "response_format.json_schema.schema" if dialect == "openai" else "format"
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SCHEMA_DIALECTS)
 def test_huge_enum_is_refused_quickly(client, dialect):
     schema = {"type": "string", "enum": [f"value-{i}" for i in range(50_000)]}
     started = time.monotonic()
@@ -137,7 +146,7 @@ def test_huge_enum_is_refused_quickly(client, dialect):
     assert time.monotonic() - started < 10  # it took 40 s or more to compile before
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SCHEMA_DIALECTS)
 def test_long_repetition_is_refused(client, dialect):
     schema = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 100_000}}}
     raw = json.dumps(_schema_body(dialect, schema)).encode()
@@ -158,6 +167,10 @@ def test_oversized_schema_and_tool_schema_are_refused(client):
     raw = json.dumps(_chat_body("ollama", tools=[tool])).encode()
     message = _rejected_then_served(client, "ollama", raw)
     assert message.startswith("tools[0].function.parameters is ")
+    tool = {"name": "f", "input_schema": big}
+    raw = json.dumps(_chat_body("anthropic", tools=[tool])).encode()
+    message = _rejected_then_served(client, "anthropic", raw)
+    assert message.startswith("tools[0].input_schema is ")
 
 
 def _slow_but_allowed_schema(tag: str) -> dict[str, Any]:
@@ -171,7 +184,7 @@ def _slow_but_allowed_schema(tag: str) -> dict[str, Any]:
     return {"type": "object", "properties": {f"{tag}{k}": obj(k) for k in range(12)}}
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", SCHEMA_DIALECTS)
 def test_health_stays_fast_while_a_big_schema_compiles(serve_q8, dialect):
     body = _schema_body(dialect, _slow_but_allowed_schema(dialect[:2]))
     done = threading.Event()
