@@ -150,7 +150,9 @@ class Pipeline:
             tools = prompt.offered_tools()
             tool_format = engine.tool_format if tools else None
             text = engine.render_chat(prompt.messages, tools)
-            forced = _forced_call_grammar(tools, prompt.tool_choice, tool_format)
+            forced = await asyncio.to_thread(  # a big tool schema compiles slowly
+                _forced_call_grammar, tools, prompt.tool_choice, tool_format
+            )
             gen = GenerationRequest(prompt=text, params=request.params)
         elif isinstance(prompt, TextPrompt):
             gen = GenerationRequest(prompt=prompt.text, params=request.params)

@@ -1,0 +1,160 @@
+"""OpenAI Responses request bodies (stateless), and their translation into typed values.
+
+Agents such as Codex CLI send the whole conversation as ``input`` items each turn:
+messages, the model's function calls, and their outputs. Nothing is stored here, so a
+``previous_response_id`` cannot be honoured and is refused clearly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hearth.core.errors import InvalidRequestError
+from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
+from hearth.core.sampling import SamplingParams
+from hearth.server.openai_schemas import MAX_MESSAGES
+from hearth.server.pipeline import OutputFormat, ToolChoice
+
+
+class _Lenient(BaseModel):
+    """Unknown fields (store, metadata, reasoning, include...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class ContentIn(_Lenient):
+    type: str
+    text: str | None = None
+
+
+class InputItem(_Lenient):
+    """A message, a function call the model made, or that call's output."""
+
+    type: str = "message"
+    role: Literal["user", "assistant", "system", "developer"] | None = None
+    content: str | list[ContentIn] | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    output: str | list[ContentIn] | None = None
+
+
+class ToolIn(_Lenient):
+    type: str
+    name: str | None = Field(default=None, min_length=1, max_length=64)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class TextFormatIn(_Lenient):
+    type: Literal["text", "json_object", "json_schema"]
+    name: str | None = None
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class TextIn(_Lenient):
+    format: TextFormatIn | None = None
+
+
+class ResponsesRequest(_Lenient):
+    model: str | None = None
+    input: str | list[InputItem] = Field(max_length=MAX_MESSAGES)
+    instructions: str | None = None
+    tools: list[ToolIn] | None = Field(default=None, max_length=128)
+    tool_choice: str | dict[str, Any] | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    text: TextIn | None = None
+    stream: bool = False
+    previous_response_id: str | None = None
+
+    def chat_messages(self) -> list[ChatMessage]:
+        if self.previous_response_id:
+            raise InvalidRequestError(
+                "This server stores no responses: send the whole conversation in 'input' "
+                "instead of previous_response_id.",
+                param="previous_response_id",
+            )
+        out = [ChatMessage("system", self.instructions)] if self.instructions else []
+        if isinstance(self.input, str):
+            return [*out, ChatMessage("user", self.input)]
+        for index, item in enumerate(self.input):
+            _add_item(out, item, f"input.{index}")
+        if not out:
+            raise InvalidRequestError("input must not be empty.", param="input")
+        return out
+
+    def tool_specs(self) -> list[ToolSpec]:
+        specs = []
+        for index, tool in enumerate(self.tools or ()):
+            if tool.type != "function" or not tool.name:
+                raise InvalidRequestError(
+                    f"Only function tools are supported, not {tool.type!r}.",
+                    param=f"tools.{index}",
+                )
+            specs.append(ToolSpec(tool.name, tool.description or "", tool.parameters or {}))
+        return specs
+
+    def choice(self) -> ToolChoice:
+        choice = self.tool_choice
+        if choice is None or choice == "auto":
+            return ToolChoice()
+        if choice == "none":
+            return ToolChoice("none")
+        if choice == "required":
+            return ToolChoice("required")
+        if isinstance(choice, dict) and choice.get("type") == "function":
+            name = choice.get("name")
+            if isinstance(name, str) and name:
+                return ToolChoice("named", name)
+        raise InvalidRequestError(f"Unsupported tool_choice: {choice!r}", param="tool_choice")
+
+    def output_format(self) -> OutputFormat:
+        fmt = self.text.format if self.text else None
+        if fmt is None or fmt.type == "text":
+            return OutputFormat()
+        if fmt.type == "json_object":
+            return OutputFormat("json")
+        if fmt.json_schema is None:
+            raise InvalidRequestError(
+                "text.format json_schema needs a 'schema'.", param="text.format.schema"
+            )
+        return OutputFormat("json_schema", fmt.json_schema)
+
+    def to_sampling(self) -> SamplingParams:
+        return SamplingParams.from_request(
+            temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_output_tokens
+        )
+
+
+def _text(content: str | list[ContentIn] | None, where: str) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    parts = []
+    for part in content:
+        if part.type not in ("input_text", "output_text", "text"):
+            raise InvalidRequestError(
+                f"This model reads text only: {part.type} content is not supported.", param=where
+            )
+        parts.append(part.text or "")
+    return "".join(parts)
+
+
+def _add_item(out: list[ChatMessage], item: InputItem, where: str) -> None:
+    if item.type == "message":
+        role = "system" if item.role == "developer" else item.role or "user"
+        out.append(ChatMessage(role, _text(item.content, where)))
+    elif item.type == "function_call":
+        call = ToolCall(item.call_id or f"call_{len(out)}", item.name or "", item.arguments or "{}")
+        last = out[-1] if out else None
+        if last is not None and last.role == "assistant":  # parallel calls: one turn
+            out[-1] = ChatMessage("assistant", last.content, (*last.tool_calls, call))
+        else:
+            out.append(ChatMessage("assistant", "", (call,)))
+    elif item.type == "function_call_output":
+        out.append(ChatMessage("tool", _text(item.output, where), tool_call_id=item.call_id))
+    elif item.type != "reasoning":  # earlier reasoning is not sent back to the model
+        raise InvalidRequestError(f"Unsupported input item type {item.type!r}.", param=where)
