@@ -24,7 +24,7 @@ from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui import first_run
 from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
-from hearth.ui.style.tokens import THEMES
+from hearth.ui.style.tokens import BY_NAME
 
 pytestmark = pytest.mark.ui
 
@@ -120,7 +120,7 @@ def test_screenshots_in_both_themes(
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
 
         for theme in ("light", "dark"):
-            tokens = THEMES[theme]
+            tokens = BY_NAME[theme]
             apply_theme(theme)
             await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
             view = window.chat_view

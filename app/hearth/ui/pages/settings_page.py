@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from hearth.config.folders import user_folders
 from hearth.library import Library, LibraryError
-from hearth.ui.app_settings import THEMES, SettingsStore
+from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.folders_box import FoldersBox, Opener
-from hearth.ui.style.theme import apply_theme
+from hearth.ui.style.theme import THEMES, apply_theme
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 

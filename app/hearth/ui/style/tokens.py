@@ -137,7 +137,7 @@ DARK = Tokens(
     ),
 )
 
-THEMES = {"light": LIGHT, "dark": DARK}
+BY_NAME = {"light": LIGHT, "dark": DARK}
 
 # Spacing scale (px): margins, gaps and paddings use these and nothing in between.
 SPACE = {"xs": 4, "s": 8, "m": 12, "l": 16, "xl": 24, "xxl": 32}
