@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(describe_json() + "\n")
         return 0
     if args and args[0] == "--worker":
-        from hearth.cli import worker_main
+        from hearth.cli.serve import worker_main
 
         return worker_main(args[1:])
     if len(args) == 1 and args[0].lower().endswith(".gguf"):  # "Open with Hearth"

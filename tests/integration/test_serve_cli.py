@@ -116,6 +116,7 @@ def test_worker_announces_port_and_reports_load_progress(tiny_model_q8):
             "256",
             "--parallel",
             "1",
+            "--private",  # as the GUI starts it with its endpoint off: only the token
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -26,7 +26,7 @@ from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import place_layers
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.request_log_table import COL_STATUS
-from hearth.ui.pages.server_panel import LAN_NEEDS_KEY
+from hearth.ui.pages.server_panel import LAN_NEEDS_KEY, LAST_KEY_REVOKED
 from hearth.ui.style.theme import tokens_for
 
 pytestmark = pytest.mark.ui
@@ -223,8 +223,11 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
         assert key.startswith("hk-") and [k.name for k in panel.keys] == ["laptop"]
         panel.keys_box.copy_new_button.click()
         assert QGuiApplication.clipboard().text() == key
+        # On loopback a key is needed only when asked for ("Require an API key").
+        panel.require_key_check.setChecked(True)
+        await arun.wait_until(lambda: window.supervisor.endpoint.require_key, 30, "the rule")
 
-        # Endpoint on at a free port: the worker relaunches there, keys accepted.
+        # Endpoint on at a free port: the worker relaunches there, keys required.
         port = _free_port()
         panel.port_spin.setValue(port)
         panel.enabled_check.setChecked(True)
@@ -286,23 +289,26 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
         assert all(key not in str(r) for r in panel.requests)
         _shot(panel, tmp_path, "server")
 
-        # Revoke: the worker relaunches and the key no longer opens it.
+        # Revoke the last key while one is required: the endpoint turns off (fail
+        # closed) live, without reloading the model, and the key no longer opens it.
+        pid = window.supervisor.process.pid if window.supervisor.process else None
         panel.keys_box.keys_table.selectRow(0)
         task = panel.revoke_selected_key()
         assert task is not None
         await task
         assert panel.keys == []
-        await arun.wait_until(lambda: window.supervisor.ready, 120, "the relaunch")
+        assert panel.status_label.text() == LAST_KEY_REVOKED
+        assert not panel.enabled_check.isChecked() and not window.supervisor.endpoint.enabled
         async with httpx.AsyncClient(trust_env=False) as http:
             url = f"http://127.0.0.1:{port}/v1/models"
             refused = await http.get(url, headers={"Authorization": f"Bearer {key}"})
             assert refused.status_code == 401
-
-        # Off again: back to the private random port.
-        panel.enabled_check.setChecked(False)
-        await arun.wait_until(
-            lambda: window.supervisor.ready and window.supervisor.port != port, 120, "off"
-        )
+            # On again, no key required on loopback: live, same worker, same model.
+            panel.enabled_check.setChecked(True)
+            await arun.wait_until(lambda: "serving at" in panel.status_label.text(), 30, "on")
+            assert (await http.get(url)).status_code == 200
+        assert window.supervisor.process is not None and window.supervisor.process.pid == pid
+        assert window.supervisor.ready
 
     arun(scenario(), timeout=300)
 

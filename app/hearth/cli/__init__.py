@@ -30,6 +30,7 @@ from hearth.cli import (
     quantize,
     rm,
     search,
+    serve,
 )
 
 log = logging.getLogger(__name__)
@@ -48,26 +49,6 @@ def configure_logging(verbose: bool, *, level: int = logging.INFO) -> None:
         logging.getLogger("hearth.llama_cpp").setLevel(logging.WARNING)
 
 
-def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from hearth.server.options import add_serve_arguments
-
-    serve = verbs.add_parser(
-        "serve",
-        help="serve a model on an OpenAI-compatible endpoint, without the GUI",
-        description="Serve a GGUF model on an OpenAI-compatible HTTP endpoint.",
-    )
-    add_serve_arguments(serve)
-    serve.add_argument("--verbose", "-v", action="store_true", help="debug logging")
-    serve.set_defaults(handler=_serve)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from hearth.server.options import options_from_args
-    from hearth.server.runner import run_server
-
-    return run_server(options_from_args(args, worker=False))
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hearth",
@@ -76,8 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hearth {__version__}")
     parser.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    _add_serve_parser(verbs)
-    for verb in (config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths):
+    for verb in (serve, config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths):
         verb.add_parser(verbs)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
@@ -99,17 +79,3 @@ def main(argv: list[str], *, open_gui: GuiOpener) -> int:
         return open_gui(sys.argv[:1] + ([model] if model else []))
     parser.print_help()
     return 2
-
-
-def worker_main(argv: list[str]) -> int:
-    """``hearth --worker``: the same server, started and owned by the GUI."""
-    from hearth.server.options import add_serve_arguments, options_from_args
-    from hearth.server.runner import run_server
-
-    parser = argparse.ArgumentParser(prog="hearth --worker")
-    add_serve_arguments(parser)
-    parser.set_defaults(port=0)
-    parser.add_argument("--verbose", "-v", action="store_true")
-    args = parser.parse_args(argv)
-    configure_logging(args.verbose)
-    return run_server(options_from_args(args, worker=True))

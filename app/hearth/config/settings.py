@@ -48,6 +48,7 @@ class Settings:
     endpoint_enabled: bool = False
     endpoint_port: int = 8677
     endpoint_lan: bool = False
+    endpoint_require_key: bool = False  # loopback clients need an API key too
     extra: dict[str, Any] = field(default_factory=dict)
 
     def remember_model(self, path: Path, keep: int = 10) -> None:

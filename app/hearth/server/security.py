@@ -1,4 +1,4 @@
-"""Who may talk to the worker: API keys, the GUI's per-launch token, local Host names.
+"""Who may talk to the worker: the GUI's per-launch token, API keys, local Host names.
 
 Implemented as plain ASGI middleware so that streaming responses and disconnect
 detection pass through untouched.
@@ -10,7 +10,8 @@ import hmac
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -21,22 +22,87 @@ log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = frozenset({"/health", "/", "/openapi.json"})
 LOCAL_HOST_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+ADMIN_PREFIX = "/hearth/"
+
+
+class Access(str, Enum):
+    """What the policy says about one request (each refusal is a 401)."""
+
+    ALLOW = "allow"
+    NEED_TOKEN = "need_token"  # an admin route: the app's token only
+    ENDPOINT_OFF = "endpoint_off"  # the endpoint is off: the app's token only
+    NEED_KEY = "need_key"  # a user API key (or the app's token) is required
 
 
 @dataclass(frozen=True)
 class AccessPolicy:
-    """``keys`` empty means no authentication (only ever allowed on loopback)."""
+    """Who may use the worker. The app's token and the user's keys are kept apart.
 
-    keys: tuple[str, ...] = ()
+    - ``admin_token``: the per-launch token the supervisor gives its worker. It opens
+      every route; admin routes (``/hearth/*``) accept nothing else. Without one
+      (headless ``hearth serve``) admin routes follow the endpoint's own rule.
+    - ``endpoint_open`` False: the endpoint is "off", only ``admin_token`` gets in.
+    - ``require_key``: clients need one of ``user_keys``. Off loopback a key is always
+      needed, whatever ``require_key`` says; with no keys then, nobody gets in.
+    """
+
+    admin_token: str | None = None
+    user_keys: tuple[str, ...] = ()
+    endpoint_open: bool = True
+    require_key: bool = False
     loopback_only: bool = True
     allowed_origins: tuple[str, ...] = ()
 
-    def accepts(self, presented: str | None) -> bool:
-        if not self.keys:
-            return True
-        if not presented:
-            return False
-        return any(hmac.compare_digest(presented.encode(), key.encode()) for key in self.keys)
+    @property
+    def key_required(self) -> bool:
+        return self.require_key or not self.loopback_only
+
+    def decide(self, path: str, presented: str | None) -> Access:
+        if presented and self.admin_token and _same(presented, self.admin_token):
+            return Access.ALLOW
+        if self.admin_token and path.startswith(ADMIN_PREFIX):
+            return Access.NEED_TOKEN
+        if not self.endpoint_open:
+            return Access.ENDPOINT_OFF
+        if not self.key_required:
+            return Access.ALLOW
+        if presented and any(_same(presented, key) for key in self.user_keys):
+            return Access.ALLOW
+        return Access.NEED_KEY
+
+    def accepts(self, presented: str | None, path: str = "/v1/models") -> bool:
+        return self.decide(path, presented) is Access.ALLOW
+
+
+def _same(presented: str, secret: str) -> bool:
+    return hmac.compare_digest(presented.encode(), secret.encode())
+
+
+class AccessControl:
+    """The worker's current policy; the one place that replaces it while serving.
+
+    Owned by the app; the middleware reads ``policy`` per request and the admin access
+    route swaps it, so keys and the endpoint switch change without a restart. Swapping
+    a frozen value is atomic under the event loop: a request sees the old or the new.
+    """
+
+    def __init__(self, policy: AccessPolicy) -> None:
+        self._policy = policy
+
+    @property
+    def policy(self) -> AccessPolicy:
+        return self._policy
+
+    def replace(self, policy: AccessPolicy) -> None:
+        if policy.loopback_only != self._policy.loopback_only:
+            raise ValueError("the bound address cannot change while serving")
+        self._policy = replace(policy, allowed_origins=self._policy.allowed_origins)
+        log.info(
+            "access policy replaced: endpoint %s, key %s, %d user keys",
+            "on" if policy.endpoint_open else "off",
+            "required" if policy.key_required else "not required",
+            len(policy.user_keys),
+        )
 
 
 def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
@@ -69,22 +135,23 @@ def host_is_local(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 
 
 class AccessMiddleware:
-    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+    def __init__(self, app: ASGIApp, control: AccessControl) -> None:
         self.app = app
-        self.policy = policy
+        self.control = control
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = scope.get("headers", [])
-        if self.policy.loopback_only and not host_is_local(headers):
+        policy = self.control.policy
+        if policy.loopback_only and not host_is_local(headers):
             await _reject(
                 send, 403, "Requests must use a local host name (localhost).", "forbidden_host"
             )
             return
         origin = header(headers, b"origin")
-        if origin is not None and origin not in self.policy.allowed_origins:
+        if origin is not None and origin not in policy.allowed_origins:
             # Browsers send Origin on cross-site requests, even "simple" no-cors POSTs that
             # skip the CORS preflight; without this a web page could drive the endpoint.
             await _reject(
@@ -95,18 +162,22 @@ class AccessMiddleware:
                 "forbidden_origin",
             )
             return
-        public = scope.get("path") in PUBLIC_PATHS or scope.get("method") == "OPTIONS"
-        if not public and not self.policy.accepts(bearer_token(headers)):
-            log.info("rejected request without a valid key to %s", scope.get("path"))
-            await _reject(
-                send,
-                401,
-                "Missing or invalid API key. Send it as 'Authorization: Bearer <key>'.",
-                "invalid_api_key",
-                str(scope.get("path", "")),
-            )
+        path = str(scope.get("path", ""))
+        public = path in PUBLIC_PATHS or scope.get("method") == "OPTIONS"
+        decision = Access.ALLOW if public else policy.decide(path, bearer_token(headers))
+        if decision is not Access.ALLOW:
+            log.info("rejected request without a valid key to %s (%s)", path, decision.value)
+            message = _REFUSALS[decision]
+            await _reject(send, 401, message, "invalid_api_key", path)
             return
         await self.app(scope, receive, send)
+
+
+_REFUSALS = {
+    Access.NEED_TOKEN: "This route is for the Hearth app that started this server.",
+    Access.ENDPOINT_OFF: "The endpoint is off: turn it on in Hearth's Server panel.",
+    Access.NEED_KEY: "Missing or invalid API key. Send it as 'Authorization: Bearer <key>'.",
+}
 
 
 async def _reject(send: Send, status: int, message: str, code: str, path: str = "") -> None:

@@ -12,11 +12,10 @@ from hearth.supervisor.client import (
     WorkerError,
     WorkerUnavailableError,
 )
+from hearth.supervisor.launch_options import DEFAULT_ENDPOINT_PORT, EndpointOptions, LoadOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
 from hearth.supervisor.supervisor import (
-    DEFAULT_ENDPOINT_PORT,
-    EndpointOptions,
-    LoadOptions,
+    KeyStoreError,
     StartTimeoutError,
     Supervisor,
     SupervisorError,
@@ -30,6 +29,7 @@ __all__ = [
     "ChatStreamStats",
     "EndpointOptions",
     "Health",
+    "KeyStoreError",
     "LoadOptions",
     "ModelLoadError",
     "ModelMeta",

@@ -133,6 +133,7 @@ class WorkerClient:
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
+        self.token = token  # the per-launch token (the app's own; never a user key)
         # trust_env=False: never send loopback traffic through a configured proxy.
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
@@ -230,9 +231,18 @@ class WorkerClient:
         """``POST /hearth/v1/unload``: free the model but keep the worker running."""
         await self._post_json("/hearth/v1/unload")
 
-    async def _post_json(self, path: str) -> Any:
+    async def set_access(self, endpoint_open: bool, require_key: bool) -> None:
+        """``POST /hearth/v1/access``: turn the endpoint on/off and choose whether loopback
+        clients need a key, without a restart (the worker re-reads the keys). A key store
+        it cannot read is a WorkerError with code ``secret_store_unavailable``; the
+        worker has closed its endpoint then."""
+        await self._post_json(
+            "/hearth/v1/access", {"endpoint_open": endpoint_open, "require_key": require_key}
+        )
+
+    async def _post_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
         try:
-            resp = await self._http.post(path)
+            resp = await self._http.post(path, json=body)
         except httpx.TransportError as exc:
             raise WorkerUnavailableError(f"The worker is not reachable: {exc}") from exc
         if resp.status_code not in (200, 202):

@@ -25,6 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -42,14 +43,27 @@ _live: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
 class WorkerExitedError(RuntimeError):
     """The worker ended before it said it was listening."""
 
-    def __init__(self, returncode: int | None, log_tail: str) -> None:
+    def __init__(
+        self, returncode: int | None, log_tail: str, refusal: WorkerRefusal | None = None
+    ) -> None:
         detail = f"exit code {returncode}" if returncode is not None else "closed its output"
         message = f"The model worker stopped before it was ready ({detail})."
-        if log_tail:
+        if refusal is not None:
+            message = refusal.message
+        elif log_tail:
             message += f"\nLast output:\n{log_tail}"
         super().__init__(message)
         self.returncode = returncode
         self.log_tail = log_tail
+        self.refusal = refusal
+
+
+@dataclass(frozen=True)
+class WorkerRefusal:
+    """Why the worker declined to start, as it said on stdout (``{"event": "refused"}``)."""
+
+    code: str
+    message: str
 
 
 def worker_command(args: Sequence[str]) -> list[str]:
@@ -102,6 +116,8 @@ class WorkerProcess:
         self._stop_requested = False
         self._lock = threading.Lock()
         self.address: tuple[str, int] | None = None
+        self.refusal: WorkerRefusal | None = None
+        self._reader: threading.Thread | None = None
 
     # ------------------------------------------------------------------ facts
     @property
@@ -166,7 +182,10 @@ class WorkerProcess:
                 stderr.close()
         _live.add(self)
         log.info("worker pid %d", self._proc.pid)
-        threading.Thread(target=self._read_stdout, name="worker-stdout", daemon=True).start()
+        self._reader = threading.Thread(
+            target=self._read_stdout, name="worker-stdout", daemon=True
+        )
+        self._reader.start()
         threading.Thread(target=self._wait_exit, name="worker-wait", daemon=True).start()
 
     async def wait_listening(self) -> tuple[str, int]:
@@ -193,12 +212,17 @@ class WorkerProcess:
             if event is not None and event.get("event") == "listening":
                 host, port = str(event.get("host", "127.0.0.1")), int(event["port"])
                 self._post(self._set_listening, host, port)
+            elif event is not None and event.get("event") == "refused":
+                refusal = WorkerRefusal(str(event.get("code")), str(event.get("message")))
+                self._post(self._set_refusal, refusal)
             else:
                 log.debug("worker stdout: %s", line)
 
     def _wait_exit(self) -> None:
         assert self._proc is not None
         rc = self._proc.wait()
+        if self._reader is not None:  # its last lines (a refusal) come before the exit
+            self._reader.join(timeout=2.0)
         self._exited.set()
         log.info("worker pid %d exited with %d", self._proc.pid, rc)
         self._post(self._handle_exit, rc)
@@ -209,11 +233,14 @@ class WorkerProcess:
         if self._listening is not None and not self._listening.done():
             self._listening.set_result((host, port))
 
+    def _set_refusal(self, refusal: WorkerRefusal) -> None:
+        self.refusal = refusal
+
     def _handle_exit(self, rc: int) -> None:
         if self._exited_async is not None:
             self._exited_async.set()
         if self._listening is not None and not self._listening.done():
-            self._listening.set_exception(WorkerExitedError(rc, self.log_tail()))
+            self._listening.set_exception(WorkerExitedError(rc, self.log_tail(), self.refusal))
         if self._on_exit is not None:
             try:
                 self._on_exit(rc)

@@ -17,14 +17,21 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
+from hearth.config.launch import (
+    API_KEY_ENV,
+    LOOPBACK_HOST,
+    NO_MODEL,
+    WORKER_TOKEN_ENV,
+    LaunchSettings,
+)
 from hearth.core.errors import ModelLoadError
-from hearth.supervisor.client import Health, WorkerClient, WorkerUnavailableError
+from hearth.core.model_info import LoadConfig
+from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
+from hearth.supervisor.launch_options import EndpointOptions, LoadOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
 
 log = logging.getLogger(__name__)
 
-TOKEN_ENV = "HEARTH_WORKER_TOKEN"
-API_KEY_ENV = "HEARTH_API_KEY"
 DEFAULT_START_TIMEOUT_S = 120.0
 
 
@@ -46,66 +53,6 @@ class WorkerStatus:
     exit_code: int | None = None
 
 
-@dataclass(frozen=True)
-class LoadOptions:
-    """Worker load knobs; None leaves the worker's own default."""
-
-    n_ctx: int | None = None
-    n_parallel: int | None = None
-    n_gpu_layers: int | None = None
-    n_threads: int | None = None
-    cache_type_k: str | None = None  # "f16", "q8_0", ...
-    cache_type_v: str | None = None
-    flash_attention: str | None = None  # "auto", "on" or "off"
-    use_mmap: bool = True  # False: read the whole file into memory (--no-mmap)
-    use_mlock: bool = False  # True: keep the model locked in RAM (--mlock)
-
-    def to_args(self) -> list[str]:
-        args: list[str] = []
-        for flag, value in (
-            ("--ctx", self.n_ctx),
-            ("--parallel", self.n_parallel),
-            ("--n-gpu-layers", self.n_gpu_layers),
-            ("--threads", self.n_threads),
-            ("--cache-type-k", self.cache_type_k),
-            ("--cache-type-v", self.cache_type_v),
-            ("--flash-attn", self.flash_attention),
-        ):
-            if value is not None:
-                args += [flag, str(value)]
-        if not self.use_mmap:
-            args.append("--no-mmap")
-        if self.use_mlock:
-            args.append("--mlock")
-        return args
-
-
-DEFAULT_ENDPOINT_PORT = 8677
-LAN_HOST = "0.0.0.0"  # binding every interface is what "LAN" means
-LOOPBACK_HOST = "127.0.0.1"
-
-
-@dataclass(frozen=True)
-class EndpointOptions:
-    """The public endpoint. Off: a random loopback port that only the GUI's per-launch
-    token opens. On: a fixed port (on every interface with ``lan``) that also accepts
-    the API keys stored in the keyring."""
-
-    enabled: bool = False
-    port: int = DEFAULT_ENDPOINT_PORT
-    lan: bool = False
-
-    @property
-    def host(self) -> str:
-        return LAN_HOST if self.enabled and self.lan else LOOPBACK_HOST
-
-    def to_args(self) -> list[str]:
-        if not self.enabled:
-            # Endpoint "off": only this launch's token opens the worker.
-            return ["--host", LOOPBACK_HOST, "--port", "0", "--no-stored-keys"]
-        return ["--host", self.host, "--port", str(self.port)]
-
-
 class SupervisorError(Exception):
     """Base of the errors ``Supervisor.start()`` raises; the message is user-facing."""
 
@@ -116,6 +63,13 @@ class WorkerStartError(SupervisorError):
 
 class StartTimeoutError(SupervisorError):
     """The worker did not become ready within the time allowed."""
+
+
+class KeyStoreError(SupervisorError):
+    """The endpoint needs the stored API keys and the worker cannot read them."""
+
+
+KEY_STORE_UNREADABLE = "secret_store_unavailable"  # the worker's refusal code
 
 
 StatusCallback = Callable[[WorkerStatus], None]
@@ -147,7 +101,9 @@ class Supervisor:
         self.model_path: Path | None = None
         self.options = LoadOptions()
         self.endpoint = EndpointOptions()  # for every start(); see set_endpoint()
+        self.endpoint_error: str | None = None  # why the endpoint was kept off, if it was
         self.port: int | None = None  # the port the current worker listens on
+        self._bound_host: str | None = None  # the address the current worker bound
 
     # ------------------------------------------------------------------ facts
     @property
@@ -183,32 +139,54 @@ class Supervisor:
                 log.exception("status callback failed")
 
     # ------------------------------------------------------------------ start
+    def launch_settings(self) -> LaunchSettings:
+        """What the next worker is started with: model, load choices and endpoint."""
+        path = self.model_path or NO_MODEL
+        settings = LaunchSettings(
+            load=self.options.apply(LoadConfig(model_path=path)),
+            parent_pid=os.getpid(),  # the worker exits if we die
+        )
+        return self.endpoint.apply(settings)
+
     async def start(self, model_path: Path | str, options: LoadOptions | None = None) -> str:
         """Launch a worker for ``model_path`` and wait until it serves; returns the model id.
 
         Replaces any running worker. Raises a SupervisorError subclass with a clear
         message on failure (the worker is stopped then). Cancelling it stops the worker.
+        If the endpoint is on but the stored keys cannot be read, the worker starts with
+        the endpoint off and ``endpoint_error`` says why (fail closed, model still there).
         """
+        self.endpoint_error = None
+        try:
+            return await self._start(model_path, options)
+        except KeyStoreError as exc:
+            if not self.endpoint.enabled:
+                raise
+            log.warning("keeping the endpoint off: %s", exc)
+            self.endpoint = replace(self.endpoint, enabled=False)
+            self.endpoint_error = str(exc)  # before the status changes: the GUI shows it
+            return await self._start(model_path, options)
+
+    async def _start(self, model_path: Path | str, options: LoadOptions | None) -> str:
         await self.stop()
         self._generation += 1
         generation = self._generation
         self.model_path = Path(model_path)
         self.options = options or LoadOptions()
         token = secrets.token_urlsafe(32)
-        args = ["--model", str(self.model_path), *self.endpoint.to_args()]
-        args += self.options.to_args()
-        args += ["--parent-pid", str(os.getpid())]  # the worker exits if we die
+        settings = self.launch_settings()
         exited = asyncio.Event()
         proc = WorkerProcess(
-            args,
+            settings.to_argv(),
             # Only this launch's token opens the worker: a user's HEARTH_API_KEY in our
             # environment must not turn the endpoint on behind the GUI's back.
-            env={**self._env, TOKEN_ENV: token, API_KEY_ENV: ""},
+            env={**self._env, WORKER_TOKEN_ENV: token, API_KEY_ENV: ""},
             log_dir=self._log_dir,
             program=self._program,
             on_exit=lambda rc: self._handle_exit(proc, exited, rc),
         )
         self._process = proc
+        self._bound_host = settings.host
         self._set_status(WorkerStatus(WorkerState.STARTING, model=self.model_path.name))
         try:
             model = await asyncio.wait_for(self._launch(proc, token, exited), self._start_timeout)
@@ -221,9 +199,10 @@ class Supervisor:
             if error is None:
                 self._set_status(WorkerStatus(WorkerState.STOPPED))
                 raise
-            self._set_status(
-                WorkerStatus(WorkerState.ERROR, message=str(error), exit_code=exit_code)
-            )
+            if not (isinstance(error, KeyStoreError) and self.endpoint.enabled):
+                self._set_status(
+                    WorkerStatus(WorkerState.ERROR, message=str(error), exit_code=exit_code)
+                )
             raise error from exc
         self._set_status(WorkerStatus(WorkerState.READY, model=model))
         return model
@@ -245,6 +224,8 @@ class Supervisor:
         if isinstance(exc, SupervisorError | ModelLoadError):
             return exc
         if isinstance(exc, WorkerExitedError):
+            if exc.refusal is not None and exc.refusal.code == KEY_STORE_UNREADABLE:
+                return KeyStoreError(exc.refusal.message)
             return WorkerStartError(str(exc))
         if isinstance(exc, asyncio.TimeoutError):
             name = self.model_path.name if self.model_path else "the model"
@@ -307,14 +288,36 @@ class Supervisor:
         # During start(), start() itself notices the exit and reports the error.
 
     async def set_endpoint(self, endpoint: EndpointOptions) -> str | None:
-        """Use ``endpoint`` from now on; relaunch the worker (same model) if one runs.
+        """Use ``endpoint`` from now on; returns the model id, None with no worker.
 
-        Returns the model id after a relaunch, None when no worker was running.
+        Access changes (on/off, key rule, key list) go to the running worker live when
+        it already listens where ``endpoint`` wants: the model stays loaded. A new port
+        or host relaunches it (same model). A key store the worker cannot read keeps
+        the endpoint off; ``endpoint_error`` says why.
         """
         self.endpoint = endpoint
+        self.endpoint_error = None
         if self._process is None or self.model_path is None:
             return None
+        client = self._client
+        if client is not None and self.ready and self._listens_for(endpoint):
+            try:
+                await client.set_access(endpoint.enabled, endpoint.key_required)
+            except WorkerError as exc:
+                if exc.code != KEY_STORE_UNREADABLE:
+                    raise WorkerStartError(f"The endpoint could not change: {exc}") from exc
+                self.endpoint = replace(endpoint, enabled=False)  # the worker closed it
+                self.endpoint_error = exc.message
+            return self.model_id
         return await self.start(self.model_path, self.options)
+
+    def _listens_for(self, endpoint: EndpointOptions) -> bool:
+        """Whether the running worker's address suits ``endpoint`` (off: loopback only)."""
+        if self._bound_host != LOOPBACK_HOST and not (endpoint.enabled and endpoint.lan):
+            return False
+        if not endpoint.enabled:
+            return True
+        return self._bound_host == endpoint.host and self.port == endpoint.port
 
     async def restart(self) -> str:
         """Launch again with the last model and options (e.g. after a crash)."""
@@ -327,7 +330,7 @@ class Supervisor:
         client = None
         if self._process is proc:
             client, self._client, self._process = self._client, None, None
-            self.port = None
+            self.port = self._bound_host = None
         await proc.stop_async()
         if client is not None:
             await client.aclose()

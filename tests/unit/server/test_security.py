@@ -1,5 +1,9 @@
+import pytest
+
 from hearth.server.options import is_loopback
-from hearth.server.security import AccessPolicy, bearer_token, host_is_local
+from hearth.server.security import Access, AccessControl, AccessPolicy, bearer_token, host_is_local
+
+TOKEN, KEY = "app-token", "hk-user"
 
 
 def test_bearer_token_parsing():
@@ -10,12 +14,67 @@ def test_bearer_token_parsing():
     assert bearer_token([]) is None
 
 
-def test_policy_without_keys_accepts_everyone_and_with_keys_only_them():
+# Who gets in, per (policy, route, credential). Columns: endpoint_open, require_key,
+# loopback_only, admin_token, path, presented -> expected.
+POLICY_TABLE = [
+    # The app's token opens every route, whatever the endpoint says.
+    (False, False, True, TOKEN, "/v1/models", TOKEN, Access.ALLOW),
+    (True, True, False, TOKEN, "/v1/models", TOKEN, Access.ALLOW),
+    (True, False, True, TOKEN, "/hearth/v1/status", TOKEN, Access.ALLOW),
+    # Endpoint off: nothing but the token, not even a user key.
+    (False, False, True, TOKEN, "/v1/models", None, Access.ENDPOINT_OFF),
+    (False, True, True, TOKEN, "/v1/models", KEY, Access.ENDPOINT_OFF),
+    # Endpoint on, loopback, no key required: anyone local.
+    (True, False, True, TOKEN, "/v1/models", None, Access.ALLOW),
+    (True, False, True, TOKEN, "/v1/chat/completions", "junk", Access.ALLOW),
+    # ... but admin routes still need the token, never a user key.
+    (True, False, True, TOKEN, "/hearth/v1/status", None, Access.NEED_TOKEN),
+    (True, True, True, TOKEN, "/hearth/v1/access", KEY, Access.NEED_TOKEN),
+    # Require a key: user keys get in, nothing else does.
+    (True, True, True, TOKEN, "/v1/models", KEY, Access.ALLOW),
+    (True, True, True, TOKEN, "/v1/models", None, Access.NEED_KEY),
+    (True, True, True, TOKEN, "/v1/models", "hk-wrong", Access.NEED_KEY),
+    # LAN: a key is required even when require_key is off.
+    (True, False, False, TOKEN, "/v1/models", None, Access.NEED_KEY),
+    (True, False, False, TOKEN, "/v1/models", KEY, Access.ALLOW),
+    # Headless `hearth serve` (no token): admin routes follow the endpoint's rule.
+    (True, False, True, None, "/hearth/v1/status", None, Access.ALLOW),
+    (True, True, True, None, "/hearth/v1/status", None, Access.NEED_KEY),
+    (True, True, True, None, "/hearth/v1/status", KEY, Access.ALLOW),
+]
+
+
+@pytest.mark.parametrize(
+    ("endpoint_open", "require_key", "loopback", "token", "path", "presented", "expected"),
+    POLICY_TABLE,
+)
+def test_policy_table(endpoint_open, require_key, loopback, token, path, presented, expected):
+    policy = AccessPolicy(
+        admin_token=token,
+        user_keys=(KEY,),
+        endpoint_open=endpoint_open,
+        require_key=require_key,
+        loopback_only=loopback,
+    )
+    assert policy.decide(path, presented) is expected
+
+
+def test_the_token_is_never_a_user_key_and_no_keys_means_nobody_when_required():
+    policy = AccessPolicy(admin_token=TOKEN, user_keys=(), require_key=True)
+    assert policy.decide("/v1/models", TOKEN) is Access.ALLOW  # as the app, not as a key
+    assert policy.decide("/v1/models", None) is Access.NEED_KEY
+    assert policy.decide("/v1/models", "") is Access.NEED_KEY
+    assert not AccessPolicy(user_keys=(), loopback_only=False).accepts(None)
     assert AccessPolicy().accepts(None)
-    policy = AccessPolicy(keys=("k1", "k2"))
-    assert policy.accepts("k2")
-    assert not policy.accepts("k3")
-    assert not policy.accepts(None)
+
+
+def test_access_control_swaps_policy_but_never_the_bound_address():
+    control = AccessControl(AccessPolicy(admin_token=TOKEN, allowed_origins=("http://a",)))
+    control.replace(AccessPolicy(admin_token=TOKEN, endpoint_open=False))
+    assert not control.policy.endpoint_open
+    assert control.policy.allowed_origins == ("http://a",)  # origins come from the launch
+    with pytest.raises(ValueError, match="bound address"):
+        control.replace(AccessPolicy(loopback_only=False))
 
 
 def test_host_header_must_be_local():

@@ -1,10 +1,13 @@
 """The Server panel: the local OpenAI-compatible endpoint, its API keys, a request log.
 
-On/off, port and LAN relaunch the worker through the Supervisor with different
-arguments (``EndpointOptions``): "on" binds the chosen port (every interface with LAN)
-and accepts the keys stored in the keyring; "off" is the GUI's private random port.
-LAN needs at least one API key; the key list itself is ``api_keys_box.ApiKeysBox``,
-while relaunching for a key change stays here. Snippets for Continue, the OpenAI SDK
+The choices go to the Supervisor as ``EndpointOptions``: "on" binds the chosen port
+(every interface with LAN); "off" serves only Hearth itself (the app's own token).
+On loopback clients need no key unless "Require an API key" is ticked; LAN always
+needs one, so LAN and that box both need at least one key. Turning the endpoint off,
+ticking the box and creating or revoking keys apply live (the model stays loaded); a
+new port or LAN relaunches the worker. If the keys cannot be read, the endpoint stays
+off and the status line says why (fail closed). The key list itself is
+``api_keys_box.ApiKeysBox``. Snippets for Continue, the OpenAI SDK
 and curl are shown with a placeholder; their Copy buttons put the selected (or newest)
 key in.
 While the panel is visible it polls the worker's request log about once a second
@@ -57,6 +60,8 @@ LAN_NEEDS_KEY = (
     "Create an API key first: on the LAN, anyone who can reach this machine could "
     "use the model, so Hearth only listens there with a key."
 )
+REQUIRE_NEEDS_KEY = "Create an API key first: requiring a key needs one to exist."
+LAST_KEY_REVOKED = "Off: the last API key was revoked, and this endpoint requires one."
 
 
 def lan_address() -> str:
@@ -90,7 +95,10 @@ class ServerPanel(QWidget):
         self._lan_ip: str | None = None
         s = store.settings
         supervisor.endpoint = EndpointOptions(
-            enabled=s.endpoint_enabled, port=s.endpoint_port, lan=s.endpoint_lan
+            enabled=s.endpoint_enabled,
+            port=s.endpoint_port,
+            lan=s.endpoint_lan,
+            require_key=s.endpoint_require_key,
         )
         self._build()
         self.timer = QTimer(self)
@@ -112,11 +120,17 @@ class ServerPanel(QWidget):
         self.lan_check = QCheckBox("Allow other machines on the network (LAN)", endpoint_box)
         self.lan_check.setAccessibleName("LAN access")
         self.lan_check.setChecked(s.endpoint_lan)
+        self.require_key_check = QCheckBox(
+            "Require an API key (on this computer too)", endpoint_box
+        )
+        self.require_key_check.setAccessibleName("Require an API key")
+        self.require_key_check.setChecked(s.endpoint_require_key)
         self.apply_button = QPushButton("Apply", endpoint_box)
         self.apply_button.setAccessibleName("Apply endpoint settings")
         self.apply_button.clicked.connect(self.apply_endpoint)
         self.enabled_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.lan_check.toggled.connect(lambda _on: self.apply_endpoint())
+        self.require_key_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.status_label = QLabel(endpoint_box)
         self.status_label.setObjectName("endpointStatus")
         self.status_label.setAccessibleName("Endpoint status")
@@ -129,6 +143,7 @@ class ServerPanel(QWidget):
         form.addRow(self.enabled_check)
         form.addRow("Port", port_row)
         form.addRow(self.lan_check)
+        form.addRow(self.require_key_check)
         form.addRow(self.status_label)
 
         self.keys_box = ApiKeysBox(self)
@@ -180,13 +195,17 @@ class ServerPanel(QWidget):
         return Endpoint(
             base_url=f"http://{host}:{opts.port}",
             model=self.supervisor.model_id or "model",
-            keyed=bool(self.keys),
+            keyed=opts.key_required,
         )
 
     def supervisor_changed(self) -> None:
         """Refresh what depends on the worker (call on every worker status change)."""
         opts = self.supervisor.endpoint
-        if not opts.enabled:
+        error = self.supervisor.endpoint_error
+        if error:  # the supervisor kept it off (keys unreadable): show that and why
+            self._set_checked(self.enabled_check, False)
+            text = f"Off: {error}"
+        elif not opts.enabled:
             text = "Off: only Hearth itself can use the model."
         elif self.supervisor.process is None:
             text = f"On (port {opts.port}); it starts when a model is loaded."
@@ -194,6 +213,8 @@ class ServerPanel(QWidget):
             text = f"On: serving at {self.endpoint().base_url}/v1"
             if opts.lan:
                 text += " to the local network (API key required)"
+            elif opts.require_key:
+                text += " (API key required)"
         else:
             text = f"On (port {opts.port}); starting…"
         if not (self._apply_task and not self._apply_task.done()):
@@ -212,38 +233,46 @@ class ServerPanel(QWidget):
             enabled=self.enabled_check.isChecked(),
             port=self.port_spin.value(),
             lan=self.lan_check.isChecked(),
+            require_key=self.require_key_check.isChecked(),
         )
-        refused = wanted.lan and not self.keys
-        if refused:
-            self.lan_check.blockSignals(True)
-            self.lan_check.setChecked(False)
-            self.lan_check.blockSignals(False)
-            wanted = replace(wanted, lan=False)
+        refused: str | None = None
+        if wanted.lan and not self.keys:
+            self._set_checked(self.lan_check, False)
+            wanted, refused = replace(wanted, lan=False), LAN_NEEDS_KEY
+        if wanted.require_key and not self.keys:
+            self._set_checked(self.require_key_check, False)
+            wanted, refused = replace(wanted, require_key=False), REQUIRE_NEEDS_KEY
         current = self.supervisor
-        unchanged = wanted == current.endpoint and (
-            current.process is None or not wanted.enabled or current.port == wanted.port
+        unchanged = (
+            wanted == current.endpoint
+            and not current.endpoint_error
+            and (current.process is None or not wanted.enabled or current.port == wanted.port)
         )
         if unchanged:
-            if not refused:
+            if refused is None:
                 self.supervisor_changed()
             else:
-                self.status_label.setText(LAN_NEEDS_KEY)
+                self.status_label.setText(refused)
             return None
         s = self.store.settings
-        s.endpoint_enabled, s.endpoint_port, s.endpoint_lan = (
-            wanted.enabled,
-            wanted.port,
-            wanted.lan,
-        )
+        s.endpoint_enabled, s.endpoint_port = wanted.enabled, wanted.port
+        s.endpoint_lan, s.endpoint_require_key = wanted.lan, wanted.require_key
         self.store.save()
         if self._apply_task is not None and not self._apply_task.done():
             self._apply_task.cancel()
         self._apply_task = self._tasks.spawn(self._apply(wanted, refused), name="endpoint-apply")
         return self._apply_task
 
-    async def _apply(self, wanted: EndpointOptions, refused: bool) -> None:
+    @staticmethod
+    def _set_checked(box: QCheckBox, on: bool) -> None:
+        """Show ``on`` without it counting as the user's click."""
+        box.blockSignals(True)
+        box.setChecked(on)
+        box.blockSignals(False)
+
+    async def _apply(self, wanted: EndpointOptions, refused: str | None) -> None:
         if self.supervisor.process is not None:
-            self.status_label.setText("Restarting the model worker with the new endpoint…")
+            self.status_label.setText("Applying the endpoint settings…")
         try:
             await self.supervisor.set_endpoint(wanted)
         except (SupervisorError, ModelLoadError) as exc:
@@ -254,8 +283,8 @@ class ServerPanel(QWidget):
             return
         self._apply_task = None
         self.supervisor_changed()
-        if refused:
-            self.status_label.setText(LAN_NEEDS_KEY)
+        if refused is not None:
+            self.status_label.setText(refused)
         self.endpoint_changed.emit()
 
     # ------------------------------------------------------------------ keys
@@ -278,15 +307,15 @@ class ServerPanel(QWidget):
     async def _create(self, name: str) -> None:
         if not await self.keys_box.add_key(name):
             return
-        if self.supervisor.endpoint.enabled and self.supervisor.process is not None:
-            # A running endpoint reads the keyring at launch: relaunch to accept the key.
-            await self._relaunch()
+        if self.supervisor.endpoint.key_required and self.supervisor.process is not None:
+            await self._reload_keys()  # the worker accepts the new key at once
 
-    async def _relaunch(self) -> None:
+    async def _reload_keys(self) -> None:
+        """Have the running worker re-read the keys (live; no model reload)."""
         try:
             await self.supervisor.set_endpoint(self.supervisor.endpoint)
         except (SupervisorError, ModelLoadError) as exc:
-            self.status_label.setText(f"The endpoint could not restart: {exc}")
+            self.status_label.setText(f"The endpoint could not change: {exc}")
         self.supervisor_changed()
 
     def revoke_selected_key(self) -> asyncio.Task[None] | None:
@@ -299,16 +328,26 @@ class ServerPanel(QWidget):
         if not await self.keys_box.revoke(key):
             return
         opts = self.supervisor.endpoint
-        if opts.lan and not self.keys:
-            self.lan_check.blockSignals(True)
-            self.lan_check.setChecked(False)
-            self.lan_check.blockSignals(False)
-            opts = replace(opts, lan=False)
-            self.store.settings.endpoint_lan = False
+        closed = opts.key_required and not self.keys
+        if closed:
+            # The last key is gone while one is required: fail closed, turn it off
+            # (never open it up to key-less clients behind the user's back).
+            for box in (self.enabled_check, self.lan_check, self.require_key_check):
+                self._set_checked(box, False)
+            opts = replace(opts, enabled=False, lan=False, require_key=False)
+            s = self.store.settings
+            s.endpoint_enabled = s.endpoint_lan = s.endpoint_require_key = False
             self.store.save()
+        if self.supervisor.process is None:
             self.supervisor.endpoint = opts
-        if opts.enabled and self.supervisor.process is not None:
-            await self._relaunch()  # the revoked key stops working now
+        else:
+            try:  # the revoked key stops working now (live; a LAN worker relaunches)
+                await self.supervisor.set_endpoint(opts)
+            except (SupervisorError, ModelLoadError) as exc:
+                self.status_label.setText(f"The endpoint could not change: {exc}")
+            self.supervisor_changed()
+        if closed:
+            self.status_label.setText(LAST_KEY_REVOKED)
 
     # ------------------------------------------------------------------ snippets
     def snippet_text(self, kind: str) -> str:

@@ -1,0 +1,83 @@
+"""What the GUI chooses about the next worker: load knobs and the public endpoint.
+
+Both fill in ``config.launch.LaunchSettings`` (the one definition of the worker's
+launch settings), which the supervisor turns into the worker's argv.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hearth.config.launch import DEFAULT_PORT, LAN_HOST, LOOPBACK_HOST, LaunchSettings
+from hearth.core.model_info import FlashAttention, LoadConfig
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """The GUI's load choices; None leaves the worker's own default."""
+
+    n_ctx: int | None = None
+    n_parallel: int | None = None
+    n_gpu_layers: int | None = None
+    n_threads: int | None = None
+    cache_type_k: str | None = None  # "f16", "q8_0", ...
+    cache_type_v: str | None = None
+    flash_attention: str | None = None  # "auto", "on" or "off"
+    use_mmap: bool = True  # False: read the whole file into memory (--no-mmap)
+    use_mlock: bool = False  # True: keep the model locked in RAM (--mlock)
+
+    def apply(self, load: LoadConfig) -> LoadConfig:
+        """``load`` with these choices put in."""
+        chosen: dict[str, Any] = {
+            "n_ctx": self.n_ctx,
+            "n_parallel": self.n_parallel,
+            "n_gpu_layers": self.n_gpu_layers,
+            "n_threads": self.n_threads,
+            "cache_type_k": self.cache_type_k,
+            "cache_type_v": self.cache_type_v,
+            "flash_attention": (
+                FlashAttention(self.flash_attention) if self.flash_attention else None
+            ),
+        }
+        return replace(
+            load,
+            **{k: v for k, v in chosen.items() if v is not None},
+            use_mmap=self.use_mmap,
+            use_mlock=self.use_mlock,
+        )
+
+
+DEFAULT_ENDPOINT_PORT = DEFAULT_PORT
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """The public endpoint. Off: a random loopback port that only the GUI's per-launch
+    token opens. On: a fixed port (on every interface with ``lan``); loopback clients
+    need one of the stored API keys only with ``require_key``, LAN clients always."""
+
+    enabled: bool = False
+    port: int = DEFAULT_ENDPOINT_PORT
+    lan: bool = False
+    require_key: bool = False
+
+    @property
+    def host(self) -> str:
+        return LAN_HOST if self.enabled and self.lan else LOOPBACK_HOST
+
+    @property
+    def key_required(self) -> bool:
+        return self.enabled and (self.lan or self.require_key)
+
+    def apply(self, settings: LaunchSettings) -> LaunchSettings:
+        """``settings`` with this endpoint's address and access rule."""
+        if not self.enabled:  # off: only this launch's token opens the worker
+            return replace(settings, host=LOOPBACK_HOST, port=0, endpoint_open=False)
+        return replace(
+            settings,
+            host=self.host,
+            port=self.port,
+            endpoint_open=True,
+            require_key=self.key_required,
+        )

@@ -1,0 +1,179 @@
+"""Who may use the worker: the app's token, the endpoint switch, API keys, failing closed.
+
+Real workers (``hearth --worker`` started by the Supervisor, and ``hearth serve``), real
+HTTP on 127.0.0.1, real keyrings: a plaintext file keyring, and a locked one
+(``tests/keyring_backends``) for the "keys exist but can't be read" case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import keyring
+import pytest
+
+from hearth.config.api_keys import create_key
+from hearth.supervisor import EndpointOptions, LoadOptions, Supervisor, WorkerState, WorkerStatus
+from keyring_backends.locked_keyring import FOLDER as LOCKED_FOLDER
+from server_process import free_port, start_serve
+
+TINY = LoadOptions(n_ctx=256, n_parallel=1)
+LOCKED = "locked_keyring.LockedKeyring"
+
+
+@pytest.fixture
+def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A plaintext file keyring under tmp_path, for this process and the worker."""
+    from keyrings.alt.file import PlaintextKeyring
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def locked_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Child processes get a keyring that cannot be read."""
+    parts = [LOCKED_FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", LOCKED)
+
+
+def _get(url: str, path: str, key: str | None = None) -> int:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.get(f"{url}{path}", headers=headers, trust_env=False, timeout=10).status_code
+
+
+def test_serve_refuses_to_start_when_keys_cannot_be_read(locked_keyring: None) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "hearth", "serve", "--port", "0", "--api-key", "given"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "Cannot read the API keys" in result.stderr
+    assert "--no-stored-keys" in result.stderr  # the message names the fix
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_with_no_stored_keys_serves_only_given_keys(
+    locked_keyring: None, tmp_path: Path
+) -> None:
+    server = start_serve(None, tmp_path, "--no-stored-keys", api_key="given")
+    try:
+        assert _get(server.base_url, "/v1/models") == 401
+        assert _get(server.base_url, "/v1/models", "given") == 200
+    finally:
+        server.stop()
+
+
+def test_serve_requires_stored_keys_on_loopback(file_keyring: None, tmp_path: Path) -> None:
+    key = create_key("laptop").key
+    server = start_serve(None, tmp_path)
+    try:
+        assert _get(server.base_url, "/v1/models") == 401
+        assert _get(server.base_url, "/v1/models", key) == 200
+        assert _get(server.base_url, "/hearth/v1/status", key) == 200  # headless: no token
+    finally:
+        server.stop()
+
+
+def test_gui_worker_access_changes_live_without_reloading(
+    file_keyring: None, tiny_model_q8: Path, tmp_path: Path
+) -> None:
+    key = create_key("ide").key
+    statuses: list[WorkerStatus] = []
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    async def scenario() -> None:
+        sup = Supervisor(on_status=statuses.append, log_dir=tmp_path / "logs")
+        sup.endpoint = EndpointOptions(enabled=True, port=port)
+        try:
+            await sup.start(tiny_model_q8, TINY)
+            assert sup.port == port and sup.process is not None
+            pid, token = sup.process.pid, sup.client.token if sup.client else None
+            assert token
+
+            def probe(path: str, credential: str | None = None) -> int:
+                return _get(url, path, credential)
+
+            # On, loopback, no key required: key-less clients get in; admin needs the token.
+            assert await asyncio.to_thread(probe, "/v1/models") == 200
+            assert await asyncio.to_thread(probe, "/hearth/v1/status") == 401
+            assert await asyncio.to_thread(probe, "/hearth/v1/status", key) == 401
+            assert await asyncio.to_thread(probe, "/hearth/v1/status", token) == 200
+
+            # Require a key: live, same process, the model never reloads.
+            await sup.set_endpoint(EndpointOptions(enabled=True, port=port, require_key=True))
+            assert await asyncio.to_thread(probe, "/v1/models") == 401
+            assert await asyncio.to_thread(probe, "/v1/models", key) == 200
+            assert await asyncio.to_thread(probe, "/v1/models", token) == 200
+
+            # A key made now works at once; revoking is the same call.
+            second = create_key("second").key
+            await sup.set_endpoint(sup.endpoint)
+            assert await asyncio.to_thread(probe, "/v1/models", second) == 200
+
+            # Off: only the app's token, not even a user key.
+            await sup.set_endpoint(EndpointOptions(enabled=False, port=port))
+            assert await asyncio.to_thread(probe, "/v1/models", key) == 401
+            assert await asyncio.to_thread(probe, "/v1/models", token) == 200
+
+            # On again at the same port: still live.
+            await sup.set_endpoint(EndpointOptions(enabled=True, port=port))
+            assert await asyncio.to_thread(probe, "/v1/models") == 200
+            assert sup.process is not None and sup.process.pid == pid
+            assert sup.ready and sup.endpoint_error is None
+            starts = [s for s in statuses if s.state is WorkerState.STARTING]
+            assert len(starts) == 1, statuses  # one launch, one load
+        finally:
+            await sup.stop()
+
+    asyncio.run(asyncio.wait_for(scenario(), 180))
+
+
+def test_gui_keeps_the_endpoint_off_when_keys_cannot_be_read(
+    locked_keyring: None, tiny_model_q8: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    async def scenario() -> None:
+        sup = Supervisor(log_dir=tmp_path / "logs")
+        try:
+            # On without "require a key": the keys are not needed, so it starts.
+            sup.endpoint = EndpointOptions(enabled=True, port=port)
+            await sup.start(tiny_model_q8, TINY)
+            assert await asyncio.to_thread(_get, url, "/v1/models") == 200
+            pid = sup.process.pid if sup.process else None
+
+            # Asking for a key live: the worker cannot read them, so it closes.
+            await sup.set_endpoint(EndpointOptions(enabled=True, port=port, require_key=True))
+            assert not sup.endpoint.enabled
+            assert "Cannot read the API keys" in (sup.endpoint_error or "")
+            assert await asyncio.to_thread(_get, url, "/v1/models") == 401
+            assert sup.ready and sup.process is not None and sup.process.pid == pid
+
+            # A launch that needs the keys: the worker refuses, the app keeps the
+            # endpoint off and still serves itself the model.
+            sup.endpoint = EndpointOptions(enabled=True, port=port, require_key=True)
+            model = await sup.start(tiny_model_q8, TINY)
+            assert sup.ready and model
+            assert not sup.endpoint.enabled and sup.port != port
+            assert "Cannot read the API keys" in (sup.endpoint_error or "")
+            client = sup.client
+            assert client is not None and await client.models() == [model]
+        finally:
+            await sup.stop()
+
+    asyncio.run(asyncio.wait_for(scenario(), 180))

@@ -1,0 +1,64 @@
+"""Server panel: keys that cannot be read keep the endpoint off, and the panel says why."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import keyring
+import pytest
+from pytestqt.qtbot import QtBot
+
+from hearth.config.paths import default_paths
+from hearth.config.settings import Settings, save_settings
+from hearth.supervisor import WorkerState
+from hearth.ui.main_window import MainWindow
+from keyring_backends.locked_keyring import FOLDER as LOCKED_FOLDER
+from keyring_backends.locked_keyring import LockedKeyring
+from server_process import free_port
+
+pytestmark = pytest.mark.ui
+
+
+@pytest.fixture
+def locked_keyring(monkeypatch: pytest.MonkeyPatch):
+    """This process and the worker both get a keyring that cannot be read."""
+    previous = keyring.get_keyring()
+    parts = [LOCKED_FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "locked_keyring.LockedKeyring")
+    keyring.set_keyring(LockedKeyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def test_unreadable_keys_keep_the_endpoint_off(
+    qtbot: QtBot, arun, tiny_model_q8: Path, tmp_path: Path, locked_keyring
+) -> None:
+    port = free_port()
+    save_settings(
+        Settings(endpoint_enabled=True, endpoint_port=port, endpoint_require_key=True),
+        default_paths().settings_file,
+    )
+    window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
+    qtbot.addWidget(window)
+    window.show()
+    panel = window.extras.server_panel
+    assert panel.enabled_check.isChecked() and panel.require_key_check.isChecked()
+
+    async def scenario() -> None:
+        window.open_model(tiny_model_q8)
+        await arun.wait_until(
+            lambda: window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR),
+            120,
+            "the load",
+        )
+        # The model is there for the app itself; the endpoint stayed off, with the fix.
+        assert window.supervisor.status.state is WorkerState.READY
+        assert not window.supervisor.endpoint.enabled
+        assert window.supervisor.port != port
+        await arun.wait_until(lambda: not panel.enabled_check.isChecked(), 10, "the switch")
+        text = panel.status_label.text()
+        assert text.startswith("Off: ") and "Cannot read the API keys" in text
+
+    arun(scenario(), timeout=200)

@@ -1,0 +1,83 @@
+"""LaunchSettings: the one definition of the worker's launch settings round-trips argv."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from hearth.cli import build_parser
+from hearth.cli.serve import worker_parser
+from hearth.config.launch import DEFAULT_PORT, LaunchSettings, add_launch_arguments
+from hearth.core.model_info import FlashAttention, LoadConfig, SplitMode
+
+EVERYTHING = LaunchSettings(
+    load=LoadConfig(
+        model_path=Path("/models/a b/model.gguf"),
+        n_ctx=1024,
+        n_parallel=3,
+        n_gpu_layers=7,
+        main_gpu=1,
+        split_mode=SplitMode.ROW,
+        tensor_split=(3.0, 1.5, 0.1),
+        n_threads=5,
+        n_threads_batch=6,
+        n_batch=256,
+        n_ubatch=128,
+        flash_attention=FlashAttention.OFF,
+        cache_type_k="q8_0",
+        cache_type_v="q4_0",
+        use_mmap=False,
+        use_mlock=True,
+        kv_unified=True,
+        max_queue=9,
+    ),
+    host="0.0.0.0",
+    port=9000,
+    endpoint_open=False,
+    require_key=True,
+    stored_keys=False,
+    api_keys=("k1", "k2"),
+    cors_origins=("http://localhost:3000",),
+    jit=False,
+    ttl_s=12.5,
+    parent_pid=4242,
+)
+
+
+def _parse(argv: list[str]) -> LaunchSettings:
+    parser = argparse.ArgumentParser()
+    add_launch_arguments(parser)
+    return LaunchSettings.from_args(parser.parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        LaunchSettings(),
+        EVERYTHING,
+        LaunchSettings(require_key=False, port=0),
+        LaunchSettings(load=LoadConfig(model_path=Path("/m.gguf"), n_gpu_layers=0)),
+    ],
+    ids=["defaults", "everything", "no-require-key", "cpu-only"],
+)
+def test_settings_argv_parse_round_trip(settings: LaunchSettings) -> None:
+    assert _parse(settings.to_argv()) == settings
+    # The worker's and the serve verb's parsers are built from the same definition.
+    assert LaunchSettings.from_args(worker_parser().parse_args(settings.to_argv())) == settings
+    serve = build_parser().parse_args(["serve", *settings.to_argv()])
+    assert LaunchSettings.from_args(serve) == settings
+
+
+def test_defaults_match_the_parsers_defaults() -> None:
+    assert _parse([]) == LaunchSettings()
+    assert LaunchSettings().port == DEFAULT_PORT
+    assert not LaunchSettings().has_model
+    assert LaunchSettings.from_args(worker_parser().parse_args([])).port == 0
+
+
+def test_argv_always_names_host_and_port_and_carries_no_worker_token() -> None:
+    argv = LaunchSettings().to_argv()
+    assert argv[:4] == ["--host", "127.0.0.1", "--port", str(DEFAULT_PORT)]
+    assert "--api-key" not in argv and "--model" not in argv
