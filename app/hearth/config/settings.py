@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hearth.config.atomic import write_text_atomic
+from hearth.config.launch import DEFAULT_PORT
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class Settings:
     model_load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The public endpoint (server panel).
     endpoint_enabled: bool = False
-    endpoint_port: int = 8677
+    endpoint_port: int = DEFAULT_PORT
     endpoint_lan: bool = False
     endpoint_require_key: bool = False  # loopback clients need an API key too
     extra: dict[str, Any] = field(default_factory=dict)
