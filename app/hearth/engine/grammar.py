@@ -41,6 +41,7 @@ class SchemaLimits:
     max_repeat: int = 1000  # minItems / maxItems / minLength / maxLength, {n,m} in patterns
     max_schema_bytes: int = 128 * 1024  # the schema as compact JSON
     max_grammar_bytes: int = 1024 * 1024  # the GBNF text handed to llama.cpp
+    max_tools_bytes: int = 512 * 1024  # all of a request's tool schemas together
     compile_timeout_s: float = 20.0
 
 
@@ -121,13 +122,12 @@ def grammar_for_schema(
 async def compile_grammar(
     schema: dict[str, Any], where: str, limits: SchemaLimits = SCHEMA_LIMITS
 ) -> str:
-    """``grammar_for_schema`` in a worker thread, so a slow schema never stalls the event
-    loop; past ``compile_timeout_s`` the request gets a 400 (the thread finishes on its own
-    and its result is cached)."""
-    text = check_schema(schema, where, limits)
+    """``grammar_for_schema`` in a worker thread, limit checks included, so a big schema
+    never stalls the event loop; past ``compile_timeout_s`` the request gets a 400 (the
+    thread finishes on its own and its result is cached)."""
     try:
         return await asyncio.wait_for(
-            asyncio.to_thread(_grammar_for_text, text, where, limits), limits.compile_timeout_s
+            asyncio.to_thread(grammar_for_schema, schema, where, limits), limits.compile_timeout_s
         )
     except asyncio.TimeoutError:
         raise SchemaTooComplexError(

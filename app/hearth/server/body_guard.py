@@ -12,6 +12,7 @@ dialect's own error shape).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -22,7 +23,12 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hearth.engine.grammar import check_schema, compile_grammar
+from hearth.engine.grammar import (
+    SCHEMA_LIMITS,
+    SchemaTooComplexError,
+    check_schema,
+    compile_grammar,
+)
 from hearth.server.errors import ApiError, json_error
 
 log = logging.getLogger(__name__)
@@ -137,8 +143,22 @@ async def check_schemas(body: dict[str, Any], fields: Collection[str]) -> None:
     the route's request model knows; schemas under other names are never used."""
     for where, schema in _output_schemas(body, fields):
         await compile_grammar(schema, where)
-    for where, schema in _tool_schemas(body, fields):
-        check_schema(schema, where)
+    tools = list(_tool_schemas(body, fields))
+    if tools:
+        await asyncio.to_thread(_check_tool_schemas, tools)
+
+
+def _check_tool_schemas(tools: list[tuple[str, Any]]) -> None:
+    """Each tool's schema, and all of them together: a forced call turns every offered
+    tool into one grammar."""
+    total = sum(len(check_schema(schema, where).encode("utf-8", "surrogatepass"))
+                for where, schema in tools)  # fmt: skip
+    if total > SCHEMA_LIMITS.max_tools_bytes:
+        raise SchemaTooComplexError(
+            f"tools: the tools' schemas are {total} bytes together; "
+            f"the limit is {SCHEMA_LIMITS.max_tools_bytes}.",
+            param="tools",
+        )
 
 
 def _output_schemas(body: dict[str, Any], fields: Collection[str]) -> Iterator[tuple[str, Any]]:

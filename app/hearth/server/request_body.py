@@ -19,11 +19,28 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 INLINE_DECODE_BYTES = 256 * 1024
-"""Bodies above this are decoded in a worker thread: parsing and checking tens of
-megabytes takes long enough to stall every other request on the event loop."""
+"""Bodies above this are decoded and validated in a worker thread: parsing and checking
+tens of megabytes takes long enough to stall every other request on the event loop."""
 
 
 async def read_json(request: Request, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Any:
+    raw = await _read_raw(request, max_bytes)
+    if len(raw) > INLINE_DECODE_BYTES:
+        return await asyncio.to_thread(decode_json, raw)
+    return decode_json(raw)
+
+
+async def parse_body(request: Request, model: type[ModelT]) -> ModelT:
+    raw = await _read_raw(request, DEFAULT_MAX_BODY_BYTES)
+    if len(raw) > INLINE_DECODE_BYTES:
+        body, parsed = await asyncio.to_thread(_decode_and_validate, raw, model)
+    else:
+        body, parsed = _decode_and_validate(raw, model)
+    await check_schemas(body, _field_names(model))
+    return parsed
+
+
+async def _read_raw(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise _too_large(max_bytes)
@@ -37,21 +54,17 @@ async def read_json(request: Request, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "The request body is empty; send a JSON object.", code="invalid_json")
-    if len(raw) > INLINE_DECODE_BYTES:
-        return await asyncio.to_thread(decode_json, raw)
-    return decode_json(raw)
+    return raw
 
 
-async def parse_body(request: Request, model: type[ModelT]) -> ModelT:
-    body = await read_json(request)
+def _decode_and_validate(raw: bytes, model: type[ModelT]) -> tuple[dict[str, Any], ModelT]:
+    body = decode_json(raw)
     if not isinstance(body, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
     try:
-        parsed = model.model_validate(body)
+        return body, model.model_validate(body)
     except ValidationError as exc:
         raise validation_error(exc.errors()) from None
-    await check_schemas(body, _field_names(model))
-    return parsed
 
 
 def _field_names(model: type[BaseModel]) -> set[str]:

@@ -127,6 +127,19 @@ def test_schema_limits_are_checked_where_each_dialect_puts_schemas():
     assert _schema_error(tools, {"tools"}).message.startswith("tools[1].input_schema.enum ")
 
 
+def test_tool_schemas_are_also_limited_together():
+    schema = {
+        "type": "object",
+        "properties": {"p": {"type": "string", "description": "x" * 60_000}},
+    }
+    tools = {"tools": [{"function": {"parameters": schema}} for _ in range(9)]}
+    error = _schema_error(tools, {"tools"})
+    assert error.message.startswith("tools: the tools' schemas are ")
+    assert error.message.endswith(" bytes together; the limit is 524288.")
+    assert error.param == "tools"
+    asyncio.run(check_schemas({"tools": tools["tools"][:8]}, {"tools"}))
+
+
 def test_schemas_the_request_model_does_not_use_are_left_alone():
     asyncio.run(check_schemas({"format": BIG_ENUM, "tools": [{"parameters": BIG_ENUM}]}, set()))
     text = {"response_format": {"type": "text", "json_schema": {"schema": BIG_ENUM}}}
