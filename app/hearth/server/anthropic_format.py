@@ -6,30 +6,13 @@ import json
 import secrets
 from typing import Any
 
-from hearth.core.errors import ContextOverflowError
-from hearth.core.generation import Finished, FinishReason, ToolCall, Usage
-
-# Anthropic's error type for each HTTP status it uses.
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    503: "overloaded_error",
-    529: "overloaded_error",
-}
+from hearth.core.errors import ContextOverflowError, HearthError
+from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall, Usage
+from hearth.server.errors import anthropic_error_json, api_error_for
 
 
 def new_message_id() -> str:
     return f"msg_{secrets.token_hex(12)}"
-
-
-def error_json(status: int, message: str) -> dict[str, Any]:
-    """``{"type": "error", "error": {"type", "message"}}``, typed by status."""
-    error_type = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
 def overflow_message(exc: ContextOverflowError) -> str:
@@ -99,7 +82,8 @@ def event(payload: dict[str, Any]) -> bytes:
 
 
 class StreamWriter:
-    """The events of one streamed message, with its content block indices."""
+    """The events of one streamed message, with its content block indices (a
+    ``pipeline.StreamEncoder``)."""
 
     def __init__(self, message_id: str, model: str, prompt_tokens: int) -> None:
         self.message_id = message_id
@@ -108,7 +92,7 @@ class StreamWriter:
         self._index = -1
         self._text_open = False
 
-    def start(self) -> bytes:
+    def opening(self) -> bytes:
         message: dict[str, Any] = {
             "id": self.message_id, "type": "message", "role": "assistant",
             "model": self.model, "content": [], "stop_reason": None, "stop_sequence": None,
@@ -116,7 +100,10 @@ class StreamWriter:
         }  # fmt: skip
         return event({"type": "message_start", "message": message})
 
-    def text(self, text: str) -> bytes:
+    def text(self, delta: TextDelta) -> bytes:
+        return self._text(delta.text) if delta.text else b""
+
+    def _text(self, text: str) -> bytes:
         opening = b""
         if not self._text_open:
             opening = self._open({"type": "text", "text": ""})
@@ -136,14 +123,21 @@ class StreamWriter:
             out.append(event({"type": "content_block_stop", "index": self._index}))
         return b"".join(out)
 
-    def finish(self, finished: Finished) -> bytes:
+    def failed(self, error: HearthError) -> bytes:
+        api = api_error_for(error)
+        return event(anthropic_error_json(api.status, api.message))
+
+    def finished(self, finished: Finished) -> bytes:
         opened_none = self._index < 0
-        out = [self.text("") if opened_none else b"", self._close_text()]
+        out = [self._text("") if opened_none else b"", self._close_text()]
         delta = {"stop_reason": stop_reason(finished), "stop_sequence": finished.stop_sequence}
         out.append(event({"type": "message_delta", "delta": delta,
                           "usage": usage_json(finished.usage)}))  # fmt: skip
         out.append(event({"type": "message_stop"}))
         return b"".join(out)
+
+    def closing(self) -> bytes:
+        return b""
 
     def _open(self, block: dict[str, Any]) -> bytes:
         self._index += 1

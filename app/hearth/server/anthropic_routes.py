@@ -9,26 +9,22 @@ errors.json_error); ``x-api-key`` is accepted as the key (see security.bearer_to
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth.core.errors import ContextOverflowError
-from hearth.core.generation import Failed, Finished, TextDelta, ToolCallsMade
 from hearth.server.anthropic_format import (
     StreamWriter,
-    error_json,
-    event,
     message_json,
     new_message_id,
     overflow_message,
 )
 from hearth.server.anthropic_schemas import CountTokensRequest, MessagesRequest, ToolChoiceIn
 from hearth.server.common import in_flight, request_id
-from hearth.server.errors import ApiError, api_error_for
+from hearth.server.errors import ApiError
 from hearth.server.openapi import json_body
-from hearth.server.pipeline import ChatPrompt, Generation, Pipeline, PipelineRequest, ToolChoice
+from hearth.server.pipeline import ChatPrompt, Pipeline, PipelineRequest, ToolChoice
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -56,7 +52,7 @@ def anthropic_router(pipeline: Pipeline) -> APIRouter:
         if body.stream:
             writer = StreamWriter(message_id, body.model, generation.prompt_tokens)
             return StreamingResponse(
-                _events(generation, writer), media_type="text/event-stream", headers=SSE_HEADERS
+                generation.encode(writer), media_type="text/event-stream", headers=SSE_HEADERS
             )
         result = await generation.collect(request.is_disconnected)
         return JSONResponse(
@@ -88,21 +84,3 @@ def tool_choice(choice: ToolChoiceIn | None) -> ToolChoice:
     if not choice.name:
         raise ApiError(400, "tool_choice of type 'tool' needs a 'name'.", param="tool_choice")
     return ToolChoice("named", choice.name)
-
-
-async def _events(generation: Generation, writer: StreamWriter) -> AsyncIterator[bytes]:
-    try:
-        yield writer.start()
-        async for item in generation.events():
-            if isinstance(item, TextDelta):
-                if item.text:
-                    yield writer.text(item.text)
-            elif isinstance(item, ToolCallsMade):
-                yield writer.tool_calls(item.calls)
-            elif isinstance(item, Failed):
-                error = api_error_for(item.error)
-                yield event(error_json(error.status, error.message))
-            elif isinstance(item, Finished):
-                yield writer.finish(item)
-    finally:
-        generation.cancel()

@@ -20,7 +20,6 @@ from hearth.core.errors import (
     ModelNotLoadedError,
     QueueFullError,
 )
-from hearth.server.anthropic_format import error_json as anthropic_error_json
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +50,26 @@ def error_body(
     message: str, type_: str, code: str | None = None, param: str | None = None
 ) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+# Anthropic's error type for each HTTP status it uses.
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+    529: "overloaded_error",
+}
+
+
+def anthropic_error_json(status: int, message: str) -> dict[str, Any]:
+    """Anthropic's ``{"type": "error", "error": {"type", "message"}}``, typed by status."""
+    fallback = "api_error" if status >= 500 else "invalid_request_error"
+    error_type = ANTHROPIC_ERROR_TYPES.get(status, fallback)
+    return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
 def api_error_for(exc: HearthError) -> ApiError:

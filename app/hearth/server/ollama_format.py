@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Callable
 from typing import Any
 
-from hearth.core.generation import Finished, FinishReason, ToolCall
+from hearth.core.errors import HearthError
+from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall
 from hearth.core.model_info import ModelInfo
 from hearth.server.model_manager import CatalogEntry
 
@@ -166,3 +168,34 @@ def loaded_json(name: str, payload: dict[str, Any]) -> dict[str, Any]:
     """What Ollama answers to an empty request: the model is loaded, nothing generated."""
     return {"model": name, "created_at": now_iso(), **payload, "done_reason": "load",
             "done": True}  # fmt: skip
+
+
+ChunkMaker = Callable[[str, str, tuple[ToolCall, ...]], dict[str, Any]]
+FinalMaker = Callable[[str, Finished, str, tuple[ToolCall, ...]], dict[str, Any]]
+
+
+class NdjsonStream:
+    """Ollama's streamed lines (chat or generate, by the makers given)."""
+
+    def __init__(self, name: str, chunk: ChunkMaker, final: FinalMaker) -> None:
+        self.name = name
+        self.chunk = chunk
+        self.final = final
+
+    def opening(self) -> bytes:
+        return b""
+
+    def text(self, delta: TextDelta) -> bytes:
+        return ndjson(self.chunk(self.name, delta.text, ())) if delta.text else b""
+
+    def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
+        return ndjson(self.chunk(self.name, "", calls))
+
+    def failed(self, error: HearthError) -> bytes:
+        return ndjson({"error": error.message})
+
+    def finished(self, finished: Finished) -> bytes:
+        return ndjson(self.final(self.name, finished, "", ()))
+
+    def closing(self) -> bytes:
+        return b""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,15 +17,13 @@ from hearth import __version__
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import (
     ChatMessage,
-    Failed,
-    Finished,
-    TextDelta,
-    ToolCall,
-    ToolCallsMade,
 )
 from hearth.server.common import in_flight, request_id
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
+    ChunkMaker,
+    FinalMaker,
+    NdjsonStream,
     catalog_tag_entry,
     chat_chunk,
     chat_final,
@@ -34,7 +31,6 @@ from hearth.server.ollama_format import (
     generate_chunk,
     generate_final,
     loaded_json,
-    ndjson,
     ollama_name,
     ps_entry,
     show_json,
@@ -61,9 +57,6 @@ from hearth.server.pipeline import (
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
-
-ChunkMaker = Callable[[str, str, tuple[ToolCall, ...]], dict[str, Any]]
-FinalMaker = Callable[[str, Finished, str, tuple[ToolCall, ...]], dict[str, Any]]
 
 
 def ollama_router(pipeline: Pipeline) -> APIRouter:
@@ -192,25 +185,7 @@ async def _respond(
     name = ollama_name(generation.info)
     if streaming:
         return StreamingResponse(
-            _ndjson(generation, name, chunk, final), media_type="application/x-ndjson"
+            generation.encode(NdjsonStream(name, chunk, final)), media_type="application/x-ndjson"
         )
     result = await generation.collect(request.is_disconnected)
     return JSONResponse(final(name, result.finished, result.text, result.calls))
-
-
-async def _ndjson(
-    generation: Generation, name: str, chunk: ChunkMaker, final: FinalMaker
-) -> AsyncIterator[bytes]:
-    try:
-        async for event in generation.events():
-            if isinstance(event, TextDelta):
-                if event.text:
-                    yield ndjson(chunk(name, event.text, ()))
-            elif isinstance(event, ToolCallsMade):
-                yield ndjson(chunk(name, "", event.calls))
-            elif isinstance(event, Failed):
-                yield ndjson({"error": event.error.message})
-            elif isinstance(event, Finished):
-                yield ndjson(final(name, event, "", ()))
-    finally:
-        generation.cancel()

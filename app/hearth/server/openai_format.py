@@ -11,9 +11,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from hearth.core.errors import HearthError
 from hearth.core.generation import (
     Finished,
     FinishReason,
+    TextDelta,
     Timings,
     TokenLogprob,
     ToolCall,
@@ -21,6 +23,7 @@ from hearth.core.generation import (
 )
 from hearth.core.model_info import ModelInfo
 from hearth.engine.embedder import Embeddings
+from hearth.server.errors import api_error_for, error_body
 from hearth.server.model_manager import CatalogEntry
 from hearth.server.openai_logprobs import logprobs_json
 
@@ -158,6 +161,39 @@ class ChunkWriter:
 
     def usage_only(self, finished: Finished) -> dict[str, Any]:
         return self._chunk([], usage=usage_json(finished.usage))
+
+
+class SseStream:
+    """OpenAI's streamed chunks as server-sent events, ending with ``[DONE]``."""
+
+    def __init__(self, writer: ChunkWriter, *, include_usage: bool, echo: str = "") -> None:
+        self.writer = writer
+        self.include_usage = include_usage
+        self.echo = echo
+
+    def opening(self) -> bytes:
+        opening = self.writer.opening()
+        head = sse(opening) if opening is not None else b""
+        return head + (sse(self.writer.delta(self.echo)) if self.echo else b"")
+
+    def text(self, delta: TextDelta) -> bytes:
+        if not delta.text and not delta.logprobs:
+            return b""
+        return sse(self.writer.delta(delta.text, delta.logprobs))
+
+    def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
+        return sse(self.writer.tool_calls(list(calls)))
+
+    def failed(self, error: HearthError) -> bytes:
+        api = api_error_for(error)
+        return sse(error_body(api.message, api.type, api.code, api.param))
+
+    def finished(self, finished: Finished) -> bytes:
+        usage = sse(self.writer.usage_only(finished)) if self.include_usage else b""
+        return sse(self.writer.closing(finished)) + usage
+
+    def closing(self) -> bytes:
+        return sse("[DONE]")
 
 
 def tool_calls_json(calls: list[ToolCall], *, with_index: bool = False) -> list[dict[str, Any]]:

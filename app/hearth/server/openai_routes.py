@@ -7,24 +7,21 @@ Each generation route is a decoder (JSON to a ``PipelineRequest``) and an encode
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import Failed, Finished, TextDelta, ToolCallsMade
 from hearth.core.model_info import ModelInfo
 from hearth.server.common import in_flight, request_id
-from hearth.server.errors import api_error_for, error_body
 from hearth.server.openai_format import (
     ChunkWriter,
+    SseStream,
     catalog_model_json,
     completion_json,
     embeddings_json,
     model_json,
-    sse,
 )
 from hearth.server.openai_logprobs import logprobs_json
 from hearth.server.openai_schemas import (
@@ -124,17 +121,8 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
 def tool_choice(body: ChatCompletionRequest) -> ToolChoice:
     """OpenAI's tool_choice: "auto", "none", "required" or a named function."""
     choice = body.tool_choice
-    if choice is None or choice == "auto":
-        return ToolChoice()
-    if choice == "none":
-        return ToolChoice("none")
-    if choice == "required":
-        return ToolChoice("required")
-    if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name")
-        if isinstance(name, str):
-            return ToolChoice("named", name)
-    raise InvalidRequestError(f"Unsupported tool_choice: {choice!r}", param="tool_choice")
+    function = choice.get("function") if isinstance(choice, dict) else None
+    return ToolChoice.parse(choice, function.get("name") if isinstance(function, dict) else None)
 
 
 def output_format(body: SamplingFields) -> OutputFormat:
@@ -173,10 +161,9 @@ async def _respond(
 ) -> JSONResponse | StreamingResponse:
     if body.stream:
         writer = ChunkWriter(chat=chat, model=generation.info.id)
+        encoder = SseStream(writer, include_usage=body.include_usage(), echo=echo)
         return StreamingResponse(
-            _sse(generation, writer, body.include_usage(), echo),
-            media_type="text/event-stream",
-            headers=SSE_HEADERS,
+            generation.encode(encoder), media_type="text/event-stream", headers=SSE_HEADERS
         )
     result = await generation.collect(request.is_disconnected)
     return JSONResponse(
@@ -191,30 +178,3 @@ async def _respond(
             else None,
         )
     )
-
-
-async def _sse(
-    generation: Generation, writer: ChunkWriter, include_usage: bool, echo: str
-) -> AsyncIterator[bytes]:
-    try:
-        opening = writer.opening()
-        if opening is not None:
-            yield sse(opening)
-        if echo:
-            yield sse(writer.delta(echo))
-        async for event in generation.events():
-            if isinstance(event, TextDelta):
-                if event.text or event.logprobs:
-                    yield sse(writer.delta(event.text, event.logprobs))
-            elif isinstance(event, ToolCallsMade):
-                yield sse(writer.tool_calls(list(event.calls)))
-            elif isinstance(event, Failed):
-                error = api_error_for(event.error)
-                yield sse(error_body(error.message, error.type, error.code, error.param))
-            elif isinstance(event, Finished):
-                yield sse(writer.closing(event))
-                if include_usage:
-                    yield sse(writer.usage_only(event))
-        yield sse("[DONE]")
-    finally:
-        generation.cancel()

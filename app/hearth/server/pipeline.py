@@ -15,9 +15,9 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from hearth.core.errors import EngineFailedError, HearthError
+from hearth.core.errors import EngineFailedError, HearthError, InvalidRequestError
 from hearth.core.generation import (
     ChatMessage,
     Failed,
@@ -46,12 +46,38 @@ GenerationObserver = Callable[[str, str, Finished], None]
 """Told (request id, model id, finished event) when a generation ends."""
 
 
+class StreamEncoder(Protocol):
+    """A dialect's streamed wire format: the bytes each pipeline event becomes."""
+
+    def opening(self) -> bytes: ...
+    def text(self, delta: TextDelta) -> bytes: ...
+    def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes: ...
+    def failed(self, error: HearthError) -> bytes: ...
+    def finished(self, finished: Finished) -> bytes: ...
+    def closing(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class ToolChoice:
     """Whether the model may, must, or must not call a tool; ``name`` forces one."""
 
     mode: Literal["auto", "none", "required", "named"] = "auto"
     name: str | None = None
+
+    @classmethod
+    def parse(cls, choice: object, name: object = None) -> ToolChoice:
+        """OpenAI's form, shared by chat and Responses: "auto" (or nothing), "none",
+        "required", or an object whose function ``name`` the caller has read out."""
+        if isinstance(choice, dict):
+            if isinstance(name, str) and name:
+                return cls("named", name)
+        elif choice is None or choice == "auto":
+            return cls()
+        elif choice == "none":
+            return cls("none")
+        elif choice == "required":
+            return cls("required")
+        raise InvalidRequestError(f"Unsupported tool_choice: {choice!r}", param="tool_choice")
 
 
 @dataclass(frozen=True)
@@ -221,6 +247,30 @@ class Generation:
             yield Failed(exc)
         finally:
             self._stream.cancel()
+
+    async def encode(self, encoder: StreamEncoder) -> AsyncIterator[bytes]:
+        """The whole stream in a dialect's format. However it ends (the client gone,
+        a failure, the last event), the generation is cancelled unless it finished."""
+        try:
+            head = encoder.opening()
+            if head:
+                yield head
+            async for event in self.events():
+                if isinstance(event, TextDelta):
+                    chunk = encoder.text(event)
+                elif isinstance(event, ToolCallsMade):
+                    chunk = encoder.tool_calls(event.calls)
+                elif isinstance(event, Failed):
+                    chunk = encoder.failed(event.error)
+                else:
+                    chunk = encoder.finished(event)
+                if chunk:
+                    yield chunk
+            tail = encoder.closing()
+            if tail:
+                yield tail
+        finally:
+            self.cancel()
 
     async def collect(self, is_disconnected: Callable[[], Awaitable[bool]]) -> Result:
         """The whole reply; cancelled if the client goes away meanwhile. An engine

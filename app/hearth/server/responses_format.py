@@ -7,7 +7,8 @@ import secrets
 import time
 from typing import Any
 
-from hearth.core.generation import Finished, FinishReason, ToolCall, Usage
+from hearth.core.errors import HearthError
+from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall, Usage
 from hearth.server.responses_schemas import ResponsesRequest
 
 
@@ -30,7 +31,8 @@ def _text_part(text: str) -> dict[str, Any]:
 
 
 class ResponseWriter:
-    """One response's ids, echoed settings and output items, whole or as stream events."""
+    """One response's ids, echoed settings and output items, whole or as stream events
+    (a ``pipeline.StreamEncoder``)."""
 
     def __init__(self, body: ResponsesRequest, model: str) -> None:
         self.body = body
@@ -99,7 +101,10 @@ class ResponseWriter:
             "response.in_progress", response=snapshot
         )
 
-    def text_delta(self, delta: str) -> bytes:
+    def text(self, text_delta: TextDelta) -> bytes:
+        if not text_delta.text:
+            return b""
+        delta = text_delta.text
         out = b""
         if self._text is None:
             self._text = ""
@@ -156,14 +161,17 @@ class ResponseWriter:
             self._output.append(done)  # fmt: skip
         return out
 
-    def closing(self, finished: Finished) -> bytes:
+    def finished(self, finished: Finished) -> bytes:
         status = _status(finished)
         out = self.close_text()
         kind = "response.completed" if status == "completed" else "response.incomplete"
         return out + self.event(kind, response=self.response(status, finished))
 
-    def failure(self, message: str) -> bytes:
-        return self.event("response.failed", response=self.response("failed", error=message))
+    def failed(self, error: HearthError) -> bytes:
+        return self.event("response.failed", response=self.response("failed", error=error.message))
+
+    def closing(self) -> bytes:
+        return b""
 
 
 def _status(finished: Finished) -> str:

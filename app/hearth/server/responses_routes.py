@@ -8,15 +8,13 @@ events with sequence numbers); the generation itself is the shared pipeline's.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from hearth.core.generation import Failed, Finished, TextDelta, ToolCallsMade
 from hearth.server.common import in_flight, request_id
 from hearth.server.openapi import json_body
-from hearth.server.pipeline import ChatPrompt, Generation, Pipeline, PipelineRequest, ToolChoice
+from hearth.server.pipeline import ChatPrompt, Pipeline, PipelineRequest, ToolChoice
 from hearth.server.request_body import parse_body
 from hearth.server.responses_format import ResponseWriter
 from hearth.server.responses_schemas import ResponsesRequest
@@ -45,26 +43,9 @@ def responses_router(pipeline: Pipeline) -> APIRouter:
         writer = ResponseWriter(body, body.model or generation.info.id)
         if body.stream:
             return StreamingResponse(
-                _events(generation, writer), media_type="text/event-stream", headers=SSE_HEADERS
+                generation.encode(writer), media_type="text/event-stream", headers=SSE_HEADERS
             )
         result = await generation.collect(request.is_disconnected)
         return JSONResponse(writer.complete(result.text, result.calls, result.finished))
 
     return router
-
-
-async def _events(generation: Generation, writer: ResponseWriter) -> AsyncIterator[bytes]:
-    try:
-        yield writer.opening()
-        async for item in generation.events():
-            if isinstance(item, TextDelta):
-                if item.text:
-                    yield writer.text_delta(item.text)
-            elif isinstance(item, ToolCallsMade):
-                yield writer.tool_calls(item.calls)
-            elif isinstance(item, Failed):
-                yield writer.failure(item.error.message)
-            elif isinstance(item, Finished):
-                yield writer.closing(item)
-    finally:
-        generation.cancel()

@@ -99,18 +99,10 @@ class ResponsesRequest(_Lenient):
         return specs
 
     def choice(self) -> ToolChoice:
-        choice = self.tool_choice
-        if choice is None or choice == "auto":
-            return ToolChoice()
-        if choice == "none":
-            return ToolChoice("none")
-        if choice == "required":
-            return ToolChoice("required")
+        choice, name = self.tool_choice, None
         if isinstance(choice, dict) and choice.get("type") == "function":
             name = choice.get("name")
-            if isinstance(name, str) and name:
-                return ToolChoice("named", name)
-        raise InvalidRequestError(f"Unsupported tool_choice: {choice!r}", param="tool_choice")
+        return ToolChoice.parse(choice, name)
 
     def output_format(self) -> OutputFormat:
         fmt = self.text.format if self.text else None

@@ -15,8 +15,7 @@ from enum import Enum
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hearth.server.anthropic_format import error_json as anthropic_error_json
-from hearth.server.errors import ANTHROPIC_PREFIX
+from hearth.server.errors import ANTHROPIC_PREFIX, anthropic_error_json
 
 log = logging.getLogger(__name__)
 
