@@ -20,15 +20,18 @@ from collections.abc import Callable
 from hearth import __version__
 from hearth.cli import (
     config,
+    engines,
     fit,
     import_,
     keys,
     login,
     ls,
     paths,
+    ps,
     pull,
     quantize,
     rm,
+    run,
     search,
     serve,
 )
@@ -57,8 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hearth {__version__}")
     parser.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb in (serve, config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths):
+    for verb in (
+        serve, run, ps, config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths,
+    ):
         verb.add_parser(verbs)
+    engines.add_parser(verbs)  # remote engines (issue 15)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser

@@ -1,0 +1,309 @@
+"""One remote engine as a backend of the pipeline: a request goes out over HTTP and its
+stream comes back as the same plain events the local engine yields.
+
+Every request is streamed from the engine, even when the client asked for one JSON
+reply: one decoding path, and a client that goes away frees the engine's slot at once
+(closing the connection is how OpenAI-compatible servers and Ollama learn of it).
+Failures name the engine: it is down or answers 5xx (502), it is busy (503 with its
+Retry-After), it does not have the model (404), it refuses the request (400), its
+stream breaks halfway (an error event, or a 502 for a client waiting on one reply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+
+from hearth.config.engines import EngineKind, EngineSpec
+from hearth.core.errors import HearthError, InvalidRequestError, ModelNotFoundError
+from hearth.core.generation import (
+    Failed,
+    Finished,
+    FinishReason,
+    TextDelta,
+    Timings,
+    ToolCall,
+    ToolCallsMade,
+    Usage,
+)
+from hearth.core.model_info import ModelInfo
+from hearth.server.pipeline import Generation, PipelineEvent, PipelineRequest, Result
+from hearth.server.remote import ollama_wire, openai_wire
+from hearth.server.remote.errors import RemoteEngineBusyError, RemoteEngineError
+from hearth.server.remote.probe import auth_headers, describe_error
+from hearth.server.remote.wire import StreamEnd, StreamError, WireEvent
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 300.0  # between chunks: a big model's prefill can take minutes
+_ERROR_BODY_LIMIT = 64 * 1024
+_DISCONNECT_POLL_S = 0.25
+
+
+class Decoder(Protocol):
+    ended: bool
+
+    def feed(self, line: str) -> list[WireEvent]: ...
+
+    def end_of_stream(self) -> list[WireEvent]: ...
+
+
+class EngineObserver(Protocol):
+    """Told when a remote generation ends (the request log, with the engine's name)."""
+
+    def __call__(
+        self, request_id: str, model: str, finished: Finished, engine: str | None = None
+    ) -> None: ...
+
+
+class RemoteBackend:
+    """One engine: a pooled HTTP client carrying its key, and the dialect it speaks."""
+
+    def __init__(
+        self,
+        spec: EngineSpec,
+        api_key: str | None,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        read_timeout: float = READ_TIMEOUT_S,
+        observer: EngineObserver | None = None,
+    ) -> None:
+        self.spec = spec
+        self._observer = observer
+        self.client = httpx.AsyncClient(
+            base_url=spec.url,
+            headers=auth_headers(api_key),  # the key goes only to this engine's URL
+            timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+        )
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def model_info(self, model: str, context_length: int | None = None) -> ModelInfo:
+        """What the dialect encoders may say about a remote model."""
+        namespaced = f"{self.name}/{model}"
+        return ModelInfo(
+            id=namespaced, path=Path(namespaced), architecture="remote", n_params=0,
+            size_bytes=0, quantization="", n_ctx_train=context_length or 0,
+            n_ctx_per_slot=context_length or 0, n_slots=0, n_vocab=0, chat_template=None,
+            has_fim=False, created=int(self.spec.added),
+        )  # fmt: skip
+
+    async def start(self, request: PipelineRequest, info: ModelInfo, model: str) -> Generation:
+        """Send ``request`` for ``model`` (its id at the engine); errors before the first
+        byte of the stream are raised, as the local engine's are."""
+        wire = ollama_wire if self.spec.kind is EngineKind.OLLAMA else openai_wire
+        path, body = wire.request_body(request, model)
+        decoder: Decoder = (
+            ollama_wire.NdjsonDecoder()
+            if self.spec.kind is EngineKind.OLLAMA
+            else openai_wire.SseDecoder()
+        )
+        started = time.perf_counter()
+        outgoing = self.client.build_request("POST", path, json=body)
+        try:
+            response = await self.client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from None
+        if response.status_code >= 400:
+            raise await self._status_error(response, model)
+        log.debug("request %s streaming from engine %s", request.request_id, self.name)
+        return RemoteGeneration(
+            self, response, decoder, info=info, request_id=request.request_id, started=started
+        )
+
+    def observe(self, request_id: str, model: str, finished: Finished) -> None:
+        if self._observer is None:
+            return
+        try:
+            self._observer(request_id, model, finished, engine=self.name)
+        except Exception:  # an observer (the request log) must never break a response
+            log.exception("generation observer failed")
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def _transport_error(self, exc: httpx.HTTPError) -> RemoteEngineError:
+        if isinstance(exc, httpx.ConnectTimeout):
+            what = f"no connection to {self.spec.url} within the connect timeout"
+        elif isinstance(exc, httpx.ConnectError):
+            what = f"cannot connect to {self.spec.url}; is it running? ({describe_error(exc)})"
+        else:
+            what = f"the request to {self.spec.url} failed ({describe_error(exc)})"
+        return RemoteEngineError(self.name, what)
+
+    async def _status_error(self, response: httpx.Response, model: str) -> HearthError:
+        body = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > _ERROR_BODY_LIMIT:
+                    break
+        except httpx.HTTPError:
+            pass
+        finally:
+            await response.aclose()
+        status, message = response.status_code, openai_wire.error_message(bytes(body))
+        if status in (401, 403):
+            return RemoteEngineError(
+                self.name,
+                f"it refused Hearth's key for it (HTTP {status}: {message}). Store the right "
+                f"one with 'hearth engines add {self.name} {self.spec.url} --api-key-stdin "
+                "--replace'.",
+            )
+        if status in (429, 503):
+            retry = _retry_after(response.headers.get("Retry-After"))
+            return RemoteEngineBusyError(self.name, message or f"HTTP {status}", retry)
+        if status == 404:
+            return ModelNotFoundError(
+                f"Remote engine '{self.name}' does not serve '{model}' ({message})."
+            )
+        if 400 <= status < 500:
+            return InvalidRequestError(
+                f"Remote engine '{self.name}' refused the request: {message}"
+            )
+        return RemoteEngineError(self.name, f"it answered HTTP {status}: {message}")
+
+
+class RemoteGeneration(Generation):
+    """A generation streaming from a remote engine, with the local one's interface.
+
+    The base class wraps the local engine's stream; every method that touches it is
+    overridden here, so the base constructor (which needs that stream) is not called.
+    """
+
+    def __init__(
+        self,
+        backend: RemoteBackend,
+        response: httpx.Response,
+        decoder: Decoder,
+        *,
+        info: ModelInfo,
+        request_id: str,
+        started: float,
+    ) -> None:
+        self.info = info
+        self.tool_format = None
+        self.request_id = request_id
+        self.prompt_tokens = 0  # the engine reports it only at the end
+        self._backend = backend
+        self._response = response
+        self._decoder = decoder
+        self._started = started
+        self._first_token: float | None = None
+        self._closing: asyncio.Task[None] | None = None
+
+    async def events(self) -> AsyncIterator[PipelineEvent]:
+        """Text, then any tool calls, then ``Finished``, or ``Failed`` naming the engine."""
+        try:
+            async for event in self._wire_events():
+                if isinstance(event, TextDelta) and self._first_token is None:
+                    self._first_token = time.perf_counter()
+                yield event
+                if isinstance(event, Finished | Failed):
+                    return
+        finally:
+            await self._response.aclose()
+
+    async def collect(self, is_disconnected: Callable[[], Awaitable[bool]]) -> Result:
+        parts: list[str] = []
+        calls: tuple[ToolCall, ...] = ()
+
+        async def consume() -> Finished:
+            nonlocal calls
+            async for event in self.events():
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, ToolCallsMade):
+                    calls = event.calls
+                elif isinstance(event, Failed):
+                    raise event.error
+                else:
+                    return event
+            raise RemoteEngineError(self._backend.name, "the stream ended without a reply")
+
+        task = asyncio.ensure_future(consume())
+        try:
+            while not (await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S))[0]:
+                if await is_disconnected():
+                    log.info("client disconnected; closing remote stream %s", self.request_id)
+                    task.cancel()
+        finally:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({task})
+        if task.cancelled():  # the client went away: nobody reads this reply
+            cancelled = Finished(FinishReason.CANCELLED, Usage(0, 0), request_id=self.request_id)
+            return Result("".join(parts), calls, cancelled)
+        finished = task.result()
+        return Result("".join(parts), calls, finished)
+
+    def cancel(self) -> None:
+        """Close the connection: the engine stops generating (within its next step)."""
+        if self._response.is_closed or self._closing is not None:
+            return
+        self._closing = asyncio.get_running_loop().create_task(self._response.aclose())
+
+    async def _wire_events(self) -> AsyncIterator[PipelineEvent]:
+        name = self._backend.name
+        try:
+            async for line in self._response.aiter_lines():
+                for event in self._decoder.feed(line):
+                    converted = self._convert(event)
+                    if converted is not None:
+                        yield converted
+                if self._decoder.ended:
+                    return
+            for event in self._decoder.end_of_stream():
+                converted = self._convert(event)
+                if converted is not None:
+                    yield converted
+        except httpx.HTTPError as exc:
+            log.warning("stream from engine %s broke: %s", name, describe_error(exc))
+            yield Failed(RemoteEngineError(name, f"the stream broke off halfway "
+                                                 f"({describe_error(exc)})."))  # fmt: skip
+            return
+        if not self._decoder.ended:
+            yield Failed(RemoteEngineError(name, "the stream ended before the reply finished."))
+
+    def _convert(self, event: WireEvent) -> PipelineEvent | None:
+        if isinstance(event, StreamError):
+            return Failed(RemoteEngineError(self._backend.name, event.message))
+        if isinstance(event, StreamEnd):
+            finished = self._finished(event)
+            self.prompt_tokens = event.prompt_tokens
+            self._backend.observe(self.request_id, self.info.id, finished)
+            return finished
+        if isinstance(event, TextDelta) and not event.text:
+            return None
+        return event
+
+    def _finished(self, end: StreamEnd) -> Finished:
+        """Timings as measured at Hearth: what the user of this endpoint sees."""
+        now = time.perf_counter()
+        first = self._first_token or now
+        decode_s = max(now - first, 1e-9)
+        rate = (end.completion_tokens - 1) / decode_s if end.completion_tokens > 1 else 0.0
+        ttft_ms = (first - self._started) * 1000.0
+        timings = Timings(0.0, ttft_ms, ttft_ms, decode_s * 1000.0, rate)
+        usage = Usage(end.prompt_tokens, end.completion_tokens, end.cached_tokens)
+        reason = end.reason if end.reason is not FinishReason.ERROR else FinishReason.STOP
+        return Finished(reason, usage, timings, None, self.request_id, end.stop_sequence)
+
+
+def _retry_after(value: str | None) -> int:
+    try:
+        return max(1, int(float(value or "1")))
+    except ValueError:
+        return 1

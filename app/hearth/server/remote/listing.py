@@ -1,0 +1,45 @@
+"""Remote engines' models in the model lists of each dialect, marked remote.
+
+OpenAI's list: ``owned_by`` is the engine and ``meta.remote`` is true. Ollama's tags:
+``remote_model`` and ``remote_host``, the fields Ollama itself gives its cloud models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hearth.config.engines import EngineSpec
+from hearth.server.remote.probe import RemoteModel
+
+
+def openai_model_json(model: RemoteModel, spec: EngineSpec | None) -> dict[str, Any]:
+    return {
+        "id": model.namespaced,
+        "object": "model",
+        "created": int(spec.added) if spec else 0,
+        "owned_by": model.engine,
+        "meta": {
+            "remote": True,
+            "engine": model.engine,
+            "engine_kind": spec.kind.value if spec else None,
+            "n_ctx": model.context_length,
+            "loaded": True,
+        },
+    }
+
+
+def ollama_tag_json(model: RemoteModel, spec: EngineSpec | None) -> dict[str, Any]:
+    name = f"{model.namespaced}:latest" if ":" not in model.id else model.namespaced
+    return {
+        "name": name,
+        "model": name,
+        "modified_at": "1970-01-01T00:00:00Z",
+        "size": 0,
+        "digest": "",
+        "remote_model": model.id,
+        "remote_host": spec.url if spec else "",
+        "details": {
+            "parent_model": "", "format": "", "family": "", "families": [],
+            "parameter_size": "", "quantization_level": "",
+        },
+    }  # fmt: skip
