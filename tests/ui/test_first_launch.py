@@ -142,3 +142,27 @@ def test_counts_are_pluralised() -> None:
     assert plural(1, "model") == "1 model"
     assert plural(0, "file") == "0 files"
     assert plural(2, "model") == "2 models"
+
+
+def test_at_800x600_the_side_panels_fold_and_the_composer_stays(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    view = window.chat_view
+    view.set_can_send(True)  # as when a model is ready: the transcript and composer show
+    view.set_stats("12.0 tok/s · 40 tokens")
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.width() == 800 and window.height() == 600, timeout=2000)
+    qtbot.waitUntil(lambda: not window.sidebar.isVisible(), timeout=2000)
+    assert not window.settings_panel.isVisible()
+    assert not window.chats_action.isChecked() and not window.settings_action.isChecked()
+    bottom = window.statusBar().mapTo(window, window.statusBar().rect().topLeft()).y()
+    for widget in (view.input, view.send_button, view.stats_label):
+        assert widget.isVisible()
+        top_left = widget.mapTo(window, widget.rect().topLeft())
+        assert top_left.y() + widget.height() <= bottom, widget.objectName()
+    assert view.transcript.height() >= 250
+    window.chats_action.trigger()  # the toggle still opens the chat list
+    assert window.sidebar.isVisible()
+    window.resize(1300, 800)  # wide again: both panels come back
+    qtbot.waitUntil(window.settings_panel.isVisible, timeout=2000)
+    assert window.sidebar.isVisible()

@@ -21,6 +21,7 @@ from hearth.hardware import GpuInfo, SystemMemory, estimate_memory
 from hearth.hardware.fit import CUDA_RESERVE_BYTES
 from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.chat_panels import COMPACT_WIDTH
 from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import place_layers
@@ -382,6 +383,9 @@ def test_settings_persist_and_first_run_once(
         # virtual screen).
         assert saved.window_geometry and again.height() == 690
         assert saved.splitter_sizes["chat"] == sizes
+        if again.width() < COMPACT_WIDTH:  # a narrow window folds the chat list: unfold
+            again.chats_action.trigger()
+        await arun.wait_until(lambda: again.splitter.sizes()[0] > 0, 5, "the chat list")
         assert again.splitter.sizes()[0] == sizes[0]  # the rest follows the clamped width
         s2.theme_combo.setCurrentIndex(0)  # back to the system palette
         # Help > Welcome still opens it on demand.

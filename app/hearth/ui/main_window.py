@@ -16,19 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QListView,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -45,12 +41,14 @@ from hearth.supervisor import (
     WorkerState,
     WorkerStatus,
 )
+from hearth.ui.chat_panels import ChatPanels
 from hearth.ui.chat_session import ChatController
 from hearth.ui.chat_settings_panel import ChatSettingsPanel
 from hearth.ui.chat_sidebar import ChatSidebar
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
 from hearth.ui.crash_recovery import CrashRecovery
+from hearth.ui.page_rail import PageRail
 from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.downloads import DownloadsPage
 from hearth.ui.pages.library import LibraryPage
@@ -62,16 +60,6 @@ from hearth.ui.tasks import TaskSet
 from hearth.ui.window_extras import WindowExtras
 
 log = logging.getLogger(__name__)
-
-PAGE_ICONS = {
-    "Chat": "chat",
-    "Discover": "discover",
-    "Downloads": "downloads",
-    "Library": "library",
-    "Server": "server",
-    "Settings": "settings",
-}
-RAIL_WIDTH = 84
 
 
 class _StatusBridge(QObject):
@@ -142,8 +130,8 @@ class MainWindow(QMainWindow):
         self.extras.install()
         self.chat_view.load_model_requested.connect(self._empty_load)
         self.chat_view.recommended_requested.connect(self.extras.show_first_run)
-        self.chat_view.empty_changed.connect(self._chat_empty_changed)
-        self._chat_empty_changed(self.chat_view.showing_empty_state)
+        self.chat_view.empty_changed.connect(self.panels.set_empty)
+        self.panels.set_empty(self.chat_view.showing_empty_state)
         self.refresh_icons()
         self._show_status(self.supervisor.status)
         QTimer.singleShot(0, self._load_history)
@@ -155,21 +143,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ pages
     def _build_pages(self, chat_page: QWidget) -> None:
         """A navigation list on the left; the pages (Chat first) in a stack."""
-        self.nav = QListWidget(self)
-        self.nav.setObjectName("pageRail")
-        self.nav.setAccessibleName("Pages")
-        self.nav.setFixedWidth(RAIL_WIDTH)
-        self.nav.setViewMode(QListView.ViewMode.IconMode)  # icon above its label
-        self.nav.setFlow(QListView.Flow.TopToBottom)
-        self.nav.setMovement(QListView.Movement.Static)
-        self.nav.setWrapping(False)
-        self.nav.setIconSize(QSize(22, 22))
-        self.nav.setSpacing(0)
-        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.pages = QStackedWidget(self)
-        self._page_names: list[str] = []
-        self._page_widgets: dict[str, QWidget] = {}
-        self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
+        self.nav = PageRail(self.pages, self.tokens, self)
         shell = QWidget(self)
         row = QHBoxLayout(shell)
         row.setContentsMargins(0, 0, 0, 0)
@@ -193,29 +168,9 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self._start_pages)
 
     def add_page(self, name: str, widget: QWidget, *, scroll: bool = False) -> int:
-        """Append a page to the navigation (e.g. "Server", "Settings"); its index.
-
-        ``scroll``: a tall page (a long form) scrolls instead of setting the window's
-        minimum height, so the window still fits an 800x600 screen.
-        """
-        if name in self._page_names:
-            raise ValueError(f"there is already a page named {name!r}")
-        self._page_names.append(name)
-        self._page_widgets[name] = widget
-        if scroll:
-            area = QScrollArea(self)
-            area.setObjectName(f"{name.lower()}Scroll")
-            area.setWidgetResizable(True)
-            area.setFrameShape(QFrame.Shape.NoFrame)
-            area.setWidget(widget)
-            widget = area
-        item = QListWidgetItem(name)
-        item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
-        item.setSizeHint(QSize(RAIL_WIDTH - 12, 58))
-        if name in PAGE_ICONS:
-            item.setIcon(icon(PAGE_ICONS[name], self.tokens, color=self.tokens.text_muted))
-        self.nav.addItem(item)
-        index = self.pages.addWidget(widget)
+        """Append a page to the rail (e.g. "Server", "Settings"); its index. Ctrl+N
+        shows the Nth page. ``scroll``: a tall page scrolls (see ``PageRail``)."""
+        index = self.nav.add_page(name, widget, scroll=scroll)
         if index < 9:
             action = QAction(f"Show {name}", self)
             action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
@@ -225,11 +180,10 @@ class MainWindow(QMainWindow):
 
     def show_page(self, name: str) -> QWidget:
         """Switch to the page called ``name``; returns its widget."""
-        self.nav.setCurrentRow(self._page_names.index(name))
-        return self._page_widgets[name]
+        return self.nav.show_page(name)
 
     def page_names(self) -> list[str]:
-        return list(self._page_names)
+        return self.nav.page_names()
 
     # ------------------------------------------------------------------ look
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
@@ -240,16 +194,18 @@ class MainWindow(QMainWindow):
                 self.refresh_icons()
         super().changeEvent(event)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.panels.window_resized(self.width())
+
     def refresh_icons(self) -> None:
         """Icons are tinted for the theme: (re)make them for the current one."""
         t = self.tokens
-        for row, name in enumerate(self._page_names):
-            item = self.nav.item(row)
-            if item is not None and name in PAGE_ICONS:
-                item.setIcon(icon(PAGE_ICONS[name], t, color=t.text_muted))
+        self.nav.set_tokens(t)
         actions = {
             "open": self.open_action,
             "new_chat": self.new_chat_action,
+            "chats": self.chats_action,
             "chat_settings": self.settings_action,
             "load": self.extras.load_action,
             "eject": self.extras.eject_action,
@@ -266,11 +222,6 @@ class MainWindow(QMainWindow):
             self.extras.load_current()
         else:
             self.show_page("Library")
-
-    def _chat_empty_changed(self, empty: bool) -> None:
-        """No model, no chat: the sampling panel has nothing to say yet."""
-        self.settings_panel.setVisible(not empty and self.settings_action.isChecked())
-        self.settings_action.setEnabled(not empty)
 
     def _start_pages(self) -> None:
         if not self.services.closed:  # unfinished downloads from the last run, paused
@@ -291,10 +242,9 @@ class MainWindow(QMainWindow):
         self.search_action = QAction("&Search chats", self)
         self.search_action.setShortcut(QKeySequence("Ctrl+K"))
         self.search_action.triggered.connect(self.sidebar.focus_search)
-        self.settings_action = QAction("Chat &settings", self)
-        self.settings_action.setCheckable(True)
-        self.settings_action.setChecked(True)
-        self.settings_action.toggled.connect(self.settings_panel.setVisible)
+        self.panels = ChatPanels(self, self.sidebar, self.settings_panel)
+        self.chats_action = self.panels.chats_action
+        self.settings_action = self.panels.settings_action
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -311,6 +261,7 @@ class MainWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.open_action)
         toolbar.addAction(self.new_chat_action)
+        toolbar.addAction(self.chats_action)
         toolbar.addAction(self.settings_action)
         self.addAction(self.search_action)  # Ctrl+K works wherever the focus is
 

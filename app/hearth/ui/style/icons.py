@@ -23,6 +23,7 @@ NAMES = {
     "settings": "mdi6.cog-outline",
     "open": "mdi6.folder-open-outline",
     "new_chat": "mdi6.chat-plus-outline",
+    "chats": "mdi6.forum-outline",
     "chat_settings": "mdi6.tune-variant",
     "load": "mdi6.rocket-launch-outline",
     "eject": "mdi6.eject-outline",

@@ -1,0 +1,96 @@
+"""The left rail: one item per page, its icon above its name, driving a page stack.
+
+It owns the page list (names, widgets, the QStackedWidget's order); the main window
+only says which pages exist. Tall pages can be wrapped in a scroll area, so a long form
+never sets the window's minimum height (the window must fit an 800x600 screen).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QStackedWidget,
+    QWidget,
+)
+
+from hearth.ui.style.icons import icon
+from hearth.ui.style.tokens import Tokens
+
+log = logging.getLogger(__name__)
+
+PAGE_ICONS = {
+    "Chat": "chat",
+    "Discover": "discover",
+    "Downloads": "downloads",
+    "Library": "library",
+    "Server": "server",
+    "Settings": "settings",
+}
+RAIL_WIDTH = 84
+ITEM_HEIGHT = 58
+
+
+class PageRail(QListWidget):
+    def __init__(self, stack: QStackedWidget, tokens: Tokens, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.stack = stack
+        self.tokens = tokens
+        self._names: list[str] = []
+        self._widgets: dict[str, QWidget] = {}
+        self.setObjectName("pageRail")
+        self.setAccessibleName("Pages")
+        self.setFixedWidth(RAIL_WIDTH)
+        self.setViewMode(QListView.ViewMode.IconMode)  # icon above its label
+        self.setFlow(QListView.Flow.TopToBottom)
+        self.setMovement(QListView.Movement.Static)
+        self.setWrapping(False)
+        self.setIconSize(QSize(22, 22))
+        self.setSpacing(0)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.currentRowChanged.connect(stack.setCurrentIndex)
+
+    def add_page(self, name: str, widget: QWidget, *, scroll: bool = False) -> int:
+        """Append a page; its index. ``scroll``: wrap a tall page in a scroll area."""
+        if name in self._names:
+            raise ValueError(f"there is already a page named {name!r}")
+        self._names.append(name)
+        self._widgets[name] = widget
+        if scroll:
+            area = QScrollArea(self.stack)
+            area.setObjectName(f"{name.lower()}Scroll")
+            area.setWidgetResizable(True)
+            area.setFrameShape(QFrame.Shape.NoFrame)
+            area.setWidget(widget)
+            widget = area
+        item = QListWidgetItem(name)
+        item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
+        item.setSizeHint(QSize(RAIL_WIDTH - 12, ITEM_HEIGHT))
+        self.addItem(item)
+        self._set_icon(self.count() - 1, name)
+        return self.stack.addWidget(widget)
+
+    def show_page(self, name: str) -> QWidget:
+        """Switch to the page called ``name``; returns its widget."""
+        self.setCurrentRow(self._names.index(name))
+        return self._widgets[name]
+
+    def page_names(self) -> list[str]:
+        return list(self._names)
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        """The theme changed: re-tint the icons."""
+        self.tokens = tokens
+        for row, name in enumerate(self._names):
+            self._set_icon(row, name)
+
+    def _set_icon(self, row: int, name: str) -> None:
+        item = self.item(row)
+        if item is not None and name in PAGE_ICONS:
+            item.setIcon(icon(PAGE_ICONS[name], self.tokens, color=self.tokens.text_muted))
