@@ -27,9 +27,11 @@ from hearth.cli import (
     login,
     ls,
     paths,
+    ps,
     pull,
     quantize,
     rm,
+    run,
     search,
     serve,
 )
@@ -58,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hearth {__version__}")
     parser.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb in (serve, config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths):
+    for verb in (
+        serve, run, ps, config, ls, rm, import_, fit, quantize, search, pull, login, keys, paths,
+    ):
         verb.add_parser(verbs)
     engines.add_parser(verbs)  # remote engines (issue 15)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,40 +45,65 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
-async def _pull_async(args: argparse.Namespace) -> int:
-    from hearth.config.paths import default_paths
-    from hearth.hub import DownloadManager, DownloadState, list_repo_gguf
-    from hearth.hub.header import remote_metadata
+Confirm = Callable[[str], bool]
+"""Asked "download anyway?" with the fit summary when a model won't fit."""
 
-    repo_id, _, quant = args.ref.partition(":")
+
+async def _pull_async(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list_quants(args.ref)
+    path = await pull_model(args.ref, ctx=args.ctx, force=args.force)
+    return 0 if path is not None else 1
+
+
+def _list_quants(ref: str) -> int:
+    from hearth.hub import list_repo_gguf
+
+    repo_id = ref.partition(":")[0]
     listing = list_repo_gguf(repo_id)
     if not listing.models:
         err(f"{repo_id} has no GGUF files.")
         return 1
-    if args.list:
-        for entry in listing.models:
-            size = format_bytes(entry.total_size or 0)
-            out(f"{entry.quant or '?':<10} {size:>10}  {entry.name}")
-        return 0
+    for entry in listing.models:
+        out(f"{entry.quant or '?':<10} {format_bytes(entry.total_size or 0):>10}  {entry.name}")
+    return 0
+
+
+async def pull_model(
+    ref: str, *, ctx: int, force: bool = False, confirm: Confirm | None = None
+) -> Path | None:
+    """Download ``OWNER/REPO[:QUANT]`` into the models folder (resuming, verified) and
+    return the first file; None after a message on stderr. A model that won't fit is
+    downloaded only with ``force`` or when ``confirm`` says yes."""
+    from hearth.config.paths import default_paths
+    from hearth.hub import DownloadManager, DownloadState, list_repo_gguf
+    from hearth.hub.header import remote_metadata
+
+    repo_id, _, quant = ref.partition(":")
+    listing = list_repo_gguf(repo_id)
+    if not listing.models:
+        err(f"{repo_id} has no GGUF files.")
+        return None
     model = _choose(listing, quant)
     if model is None:
         err(f"No {quant} file in {repo_id}. Available: {', '.join(listing.quants) or 'none'}.")
-        return 1
+        return None
     revision = listing.commit or "main"
     meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                            size=model.files[0].size)  # fmt: skip
     if not quant:  # no quantization named: the largest one that fits this machine
-        best = _suggest(listing, meta, args.ctx)
+        best = _suggest(listing, meta, ctx)
         if best is not None and best is not model:
             model = best
             meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                                    size=model.files[0].size)  # fmt: skip
-    verdict = _fit(meta, args.ctx)
+    verdict = _fit(meta, ctx)
     out(f"{repo_id} {model.quant or model.name}: {format_bytes(model.total_size or 0)}")
-    out(f"Fit at {args.ctx} tokens: {verdict.summary}")
-    if verdict.verdict.value == "won't fit" and not args.force:
+    out(f"Fit at {ctx} tokens: {verdict.summary}")
+    wont_fit = verdict.verdict.value == "won't fit" and not force
+    if wont_fit and (confirm is None or not confirm(verdict.summary)):
         err("It won't fit on this machine; pick a smaller quantization or pass --force.")
-        return 1
+        return None
     paths = default_paths().ensure()
     bars: dict[int, ProgressLine] = {}
 
@@ -93,12 +119,12 @@ async def _pull_async(args: argparse.Namespace) -> int:
         await manager.aclose()
     for handle in handles:
         if handle.state is not DownloadState.COMPLETED:
-            return 1
+            return None
     for bar in bars.values():
         bar.close()
     out(f"Downloaded and verified: {files[0]}")
     _check_quant_name(model, files[0])
-    return 0
+    return Path(files[0])
 
 
 def _check_quant_name(model: GgufModel, path: Path) -> None:

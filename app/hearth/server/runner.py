@@ -21,6 +21,8 @@ from typing import Any
 
 import uvicorn
 
+from hearth.config.runtime import WorkerRecord, register, unregister
+from hearth.config.runtime import now as runtime_now
 from hearth.core.errors import HearthError
 from hearth.engine.engine import Engine
 from hearth.server.app import create_app
@@ -170,9 +172,20 @@ def run_server(options: ServeOptions) -> int:
         threading.Thread(
             target=watch_parent, args=(options.parent_pid,), name="hearth-parent", daemon=True
         ).start()
+    record = WorkerRecord(
+        pid=os.getpid(),
+        host=options.host,
+        port=port,
+        kind="app" if options.announce else "serve",
+        started=runtime_now(),
+        token=options.worker_token,
+    )
+    with contextlib.suppress(OSError):  # `hearth ps` and `hearth run` find it by this
+        register(record)
     try:
         _run_event_loop(server.serve(sockets=[sock]))
     finally:
+        unregister(record.pid)
         with contextlib.suppress(Exception):
             engine.unload("The server is shutting down.")
         sock.close()
