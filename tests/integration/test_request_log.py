@@ -72,8 +72,10 @@ def test_good_and_bad_requests_appear_with_their_status(keyed_server: ServeProce
     assert ok["ttft_ms"] >= 0 and ok["decode_tokens_per_s"] >= 0
     assert ok["duration_ms"] > 0 and ok["finished_at"] >= ok["started_at"]
     assert ok["client"] == "127.0.0.1"
+    assert ok["request_id"] == good.headers["x-request-id"]  # joined by the edge's id
     for failed in new[:-1]:
         assert failed["completion_tokens"] is None and failed["finish_reason"] is None
+    assert new[-2]["request_id"] == no_key.headers["x-request-id"] != ok["request_id"]
     text = httpx.get(f"{base}/hearth/v1/requests", headers=auth).text
     assert KEY not in text and "secret-body" not in text and "secret-query" not in text
 
