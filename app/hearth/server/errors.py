@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hearth.core.errors import (
     ContextOverflowError,
@@ -135,9 +136,43 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", exc_info=exc)
-        error = ApiError(500, f"Internal error: {type(exc).__name__}", type_="server_error")
-        return json_error(error, request.url.path)
+        return _internal_error(exc, request.url.path)
+
+    app.add_middleware(UnexpectedErrorMiddleware)  # innermost of the middleware
+
+
+def _internal_error(exc: Exception, path: str) -> JSONResponse:
+    log.error("unhandled error", exc_info=exc)
+    error = ApiError(500, f"Internal error: {type(exc).__name__}", type_="server_error")
+    return json_error(error, path)
+
+
+class UnexpectedErrorMiddleware:
+    """An unexpected exception before the response starts becomes the logged 500, and the
+    keep-alive connection stays usable. (Starlette's outermost handler re-raises after
+    answering, and uvicorn then closes the connection: the client's next request on it
+    was reset.) Once a response has started, the exception goes on up as before."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:
+                raise
+            await _internal_error(exc, scope["path"])(scope, receive, send)
 
 
 def validation_error(errors: Any) -> ApiError:
