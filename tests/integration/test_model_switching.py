@@ -108,3 +108,29 @@ def test_web_pages_are_refused(serve_q8):
     )
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden_origin"
+
+
+def test_admin_load_settings_are_load_configs_own(tiny_model_q8, tmp_path):
+    """The settings of POST /hearth/v1/load are LoadConfig's fields, checked by its
+    rules: unknown names, wrong types and bad values are 400s naming them."""
+    server = start_serve(tiny_model_q8, tmp_path, parallel=1)
+    url = server.base_url
+    try:
+        for body, words in (
+            ({"n_ctx_size": 512}, "Unknown load setting 'n_ctx_size'"),
+            ({"n_ctx": "big"}, "n_ctx"),
+            ({"n_ctx": 8}, "n_ctx must be at least 16"),
+            ({"flash_attention": "sometimes"}, "flash_attention"),
+        ):
+            answer = httpx.post(
+                f"{url}/hearth/v1/load", json={"model": "hearth-tiny-Q8_0", **body}
+            )
+            assert answer.status_code == 400, body
+            assert words in answer.json()["error"]["message"]
+        good = {"model": "hearth-tiny-Q8_0", "n_ctx": 256, "flash_attention": "off"}
+        assert httpx.post(f"{url}/hearth/v1/load", json=good).status_code == 202
+        assert events(url)[-1]["state"] == "ready"
+        slots = httpx.get(f"{url}/hearth/v1/status").json()["slots"]
+        assert len(slots) == 1
+    finally:
+        server.stop()

@@ -35,6 +35,18 @@ class FlashAttention(str, Enum):
     OFF = "off"
 
 
+class SpecMode(str, Enum):
+    """Where speculative decoding's drafts come from (``--spec``)."""
+
+    NGRAM = "ngram"  # the slot's own prompt and output: no second model
+    DRAFT = "draft"  # a small draft model (``draft_model_path``)
+    OFF = "off"
+
+
+DEFAULT_SPEC = SpecMode.NGRAM
+"""Speculation without a draft model; docs/benchmarks.md has the measurements."""
+
+
 @dataclass(frozen=True)
 class LoadConfig:
     """Every llama.cpp knob Hearth exposes for loading a model.
@@ -64,6 +76,35 @@ class LoadConfig:
     use_mlock: bool = False
     kv_unified: bool = False
     max_queue: int = 64
+    # Speculative decoding. spec_mode None: "draft" with a draft model, else DEFAULT_SPEC.
+    draft_model_path: Path | None = None
+    spec_mode: SpecMode | None = None
+    draft_max: int = 16
+    draft_min: int = 1
+
+    @property
+    def speculation(self) -> SpecMode:
+        """The speculation this load runs with."""
+        if self.spec_mode is not None:
+            return self.spec_mode
+        return SpecMode.DRAFT if self.draft_model_path is not None else DEFAULT_SPEC
+
+    def problems(self) -> list[str]:
+        """What makes these settings unusable, worded with the field names (the CLI
+        names its flags instead: ``server/options.py``). One check, for every way a
+        load is asked for: ``hearth serve``, the app, ``POST /hearth/v1/load``."""
+        found = []
+        if self.n_ctx is not None and self.n_ctx < 16:
+            found.append("n_ctx must be at least 16 tokens.")
+        if not 1 <= self.n_parallel <= 64:
+            found.append("n_parallel must be between 1 and 64.")
+        if self.n_batch < 1 or self.n_ubatch < 1:
+            found.append("n_batch and n_ubatch must be positive.")
+        elif self.n_batch < self.n_parallel:
+            found.append("n_batch must be at least n_parallel: each decoding slot adds a token.")
+        if self.n_threads < 0 or self.n_threads_batch < 0:
+            found.append("n_threads must be 0 (automatic) or more.")
+        return found
 
     def context_for(self, n_ctx_train: int) -> int:
         """The context per slot this load gets for a model trained on ``n_ctx_train``

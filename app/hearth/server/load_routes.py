@@ -3,15 +3,17 @@ events), cancel, unload. The model manager does the work; this is its admin edge
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from hearth.core.model_info import FlashAttention
+from hearth.core.errors import InvalidRequestError
+from hearth.core.model_info import LoadConfig
 from hearth.server.errors import ApiError
 from hearth.server.model_manager import ModelManager, state_changes
 from hearth.server.model_state import ModelState
@@ -22,23 +24,45 @@ from hearth.server.request_body import parse_body
 log = logging.getLogger(__name__)
 
 
+_SETTABLE = frozenset(f.name for f in dataclasses.fields(LoadConfig)) - {"model_path"}
+_LOAD_CONFIG = TypeAdapter(LoadConfig)
+
+
 class LoadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """``{"model": NAME, ...}`` plus any of LoadConfig's settings by its field names
+    (``n_ctx``, ``n_gpu_layers``, ``cache_type_k`` ...): the settings are LoadConfig's
+    own, checked by its own rules, never a second list of them."""
+
+    model_config = ConfigDict(extra="allow")
 
     model: str = Field(
         min_length=1, description="a library model's name, as GET /v1/models lists it"
     )
-    n_ctx: int | None = Field(default=None, ge=16)
-    n_parallel: int | None = Field(default=None, ge=1, le=64)
-    n_gpu_layers: int | None = None
-    n_threads: int | None = Field(default=None, ge=0)
-    cache_type_k: str | None = None
-    cache_type_v: str | None = None
-    flash_attention: FlashAttention | None = None
 
     def changes(self) -> dict[str, Any]:
         """The settings this request sets; the rest come from the last good load."""
-        return {k: v for k, v in self.model_dump(exclude={"model"}).items() if v is not None}
+        extra = dict(self.model_extra or {})
+        unknown = sorted(set(extra) - _SETTABLE)
+        if unknown:
+            raise InvalidRequestError(
+                f"Unknown load setting '{unknown[0]}'. Settable: {', '.join(sorted(_SETTABLE))}.",
+                param=unknown[0],
+            )
+        return extra
+
+
+def checked(config: LoadConfig) -> LoadConfig:
+    """``config`` with its values of the right types, or a 400 that names the field."""
+    try:
+        typed = _LOAD_CONFIG.validate_python(dataclasses.asdict(config))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise InvalidRequestError(f"{field}: {first['msg']}", param=field) from None
+    problems = typed.problems()
+    if problems:
+        raise InvalidRequestError(problems[0])
+    return typed
 
 
 def state_json(state: ModelState) -> dict[str, Any]:
@@ -57,7 +81,7 @@ def load_router(models: ModelManager) -> APIRouter:
     @router.post("/load", status_code=202, openapi_extra=json_body(LoadRequest))
     async def load(request: Request) -> dict[str, Any]:
         body = await parse_body(request, LoadRequest)
-        config = models.config_for(body.model, **body.changes())
+        config = checked(models.config_for(body.model, **body.changes()))
         if models.busy:
             raise ApiError(409, "A model is already loading; cancel it or wait.", code="busy")
         return state_json(models.start_load(config))

@@ -174,6 +174,19 @@ def resolve_options(
     )
 
 
+_FLAGS = (  # LoadConfig's field names as `hearth serve` spells them
+    ("n_threads_batch", "--threads-batch"), ("n_threads", "--threads"),
+    ("n_parallel", "--parallel"), ("n_ubatch", "--ubatch"), ("n_batch", "--batch"),
+    ("n_ctx", "--ctx"),
+)  # fmt: skip
+
+
+def _as_flags(problem: str) -> str:
+    for name, flag in _FLAGS:
+        problem = problem.replace(name, flag)
+    return problem
+
+
 def validate_options(options: ServeOptions) -> list[str]:
     """Problems that must stop the server before it binds anything."""
     problems = []
@@ -189,15 +202,7 @@ def validate_options(options: ServeOptions) -> list[str]:
         )
     if not options.endpoint_open and not options.worker_token:
         problems.append(f"--private needs the app's token in ${WORKER_TOKEN_ENV}.")
-    load = options.load
-    if load.n_ctx is not None and load.n_ctx < 16:
-        problems.append("--ctx must be at least 16 tokens.")
-    if not 1 <= load.n_parallel <= 64:
-        problems.append("--parallel must be between 1 and 64.")
-    if load.n_batch < 1 or load.n_ubatch < 1:
-        problems.append("--batch and --ubatch must be positive.")
-    elif load.n_batch < load.n_parallel:
-        problems.append("--batch must be at least --parallel: each decoding slot adds a token.")
+    problems.extend(_as_flags(problem) for problem in options.load.problems())
     if not 0 <= options.port <= 65535:
         problems.append("--port must be between 0 and 65535.")
     return problems
