@@ -90,3 +90,26 @@ def llama_cpp_templates() -> Path:
     from llama_cpp_templates import fetch_templates
 
     return fetch_templates()
+
+
+# --------------------------------------------------------------------------- infill models
+
+
+@pytest.fixture(scope="session")
+def tiny_model_repo_fim(tiny_models_dir: Path) -> Path:
+    """Tiny llama with Qwen2.5-Coder's repository-level FIM tokens as well, F16."""
+    return gguf_factory.write_tiny_llama(
+        tiny_models_dir / "hearth-tiny-repo-fim-F16.gguf", repo_fim=True
+    )
+
+
+@pytest.fixture(scope="session")
+def serve_repo_fim(tiny_model_repo_fim: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``hearth serve`` on the repository-FIM tiny model: 2 slots x 1024 tokens."""
+    from server_process import start_serve
+
+    server = start_serve(
+        tiny_model_repo_fim, tmp_path_factory.mktemp("serve-logs"), ctx=1024, parallel=2
+    )
+    yield server
+    server.stop()

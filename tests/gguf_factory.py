@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,6 +41,8 @@ IM_END = "<|im_end|>"
 FIM_PRE = "<|fim_prefix|>"
 FIM_SUF = "<|fim_suffix|>"
 FIM_MID = "<|fim_middle|>"
+FIM_REP = "<|repo_name|>"  # repository-level FIM tokens, as Qwen2.5-Coder has them
+FIM_SEP = "<|file_sep|>"
 
 # ChatML, as Qwen-style models ship it; bos_token first so llama.cpp's add_bos and the
 # template agree on exactly one BOS.
@@ -116,8 +118,12 @@ def non_normal_rows(vocab: Vocab, keep: Iterable[int] = ()) -> np.ndarray:
     return quiet
 
 
-def build_vocab() -> Vocab:
-    """Build the fixed test vocabulary; special ids are constants above, never shifted."""
+def build_vocab(repo_fim: bool = False) -> Vocab:
+    """Build the fixed test vocabulary; special ids are constants above, never shifted.
+
+    With ``repo_fim`` the repository-level FIM tokens follow <|fim_middle|> (at
+    FIRST_NORMAL_ID and the next id), so normal pieces start two ids later.
+    """
     normal: list[str] = ["\u2581"]
     normal += [chr(c) for c in range(ord("a"), ord("z") + 1)]
     normal += [chr(c) for c in range(ord("A"), ord("Z") + 1)]
@@ -126,12 +132,14 @@ def build_vocab() -> Vocab:
         normal += prefixes("\u2581" + word)
     for sub in _SUBWORDS:
         normal += prefixes(sub)
-    vocab = make_vocab([IM_START, IM_END, FIM_PRE, FIM_SUF, FIM_MID], normal)
+    repo = [FIM_REP, FIM_SEP] if repo_fim else []
+    vocab = make_vocab([IM_START, IM_END, FIM_PRE, FIM_SUF, FIM_MID, *repo], normal)
     assert vocab.tokens[FIRST_NORMAL_ID - 1] == FIM_MID
     return vocab
 
 
 VOCAB = build_vocab()
+REPO_FIM_VOCAB = build_vocab(repo_fim=True)
 N_VOCAB = len(VOCAB.tokens)
 
 # --------------------------------------------------------------------------- model
@@ -168,7 +176,7 @@ class LlamaSpec:
 TinyLlamaSpec = LlamaSpec  # the name tests know it by
 
 
-def _tensor_shapes(spec: LlamaSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
+def tensor_shapes(spec: LlamaSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
     """numpy shapes (row-major, i.e. ggml ne reversed) for the llama tensor names."""
     t = gguf.MODEL_TENSOR
 
@@ -208,13 +216,17 @@ def write_llama(
     dtype: Literal["F32", "F16"] = "F16",
     chat_template: str | None = CHATML_TEMPLATE,
     fim: bool = False,
+    repo_fim: bool = False,
     quiet_rows: np.ndarray | None = None,
+    weights: Mapping[str, np.ndarray] | None = None,
 ) -> Path:
     """Write a llama GGUF with seeded random weights; same arguments, same bytes.
 
     ``vocab`` must come from make_vocab (UNK/BOS/EOS at their constant ids) with
     <|im_start|>, <|im_end|> as its first controls, and with ``fim`` the three FIM
-    tokens next. Output rows in ``quiet_rows`` are zero.
+    tokens next, and with ``repo_fim`` <|repo_name|> and <|file_sep|> after them.
+    Output rows in ``quiet_rows`` are zero. Tensors named in ``weights``
+    are written as given (numpy shapes as tensor_shapes lists them), not drawn.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,11 +263,17 @@ def write_llama(
         w.add_uint32(gguf.Keys.Tokenizer.FIM_PRE_ID, FIM_PRE_ID)
         w.add_uint32(gguf.Keys.Tokenizer.FIM_SUF_ID, FIM_SUF_ID)
         w.add_uint32(gguf.Keys.Tokenizer.FIM_MID_ID, FIM_MID_ID)
+    if repo_fim:
+        w.add_uint32(gguf.Keys.Tokenizer.FIM_REP_ID, FIRST_NORMAL_ID)
+        w.add_uint32(gguf.Keys.Tokenizer.FIM_SEP_ID, FIRST_NORMAL_ID + 1)
     if chat_template is not None:
         w.add_chat_template(chat_template)
 
     output_name = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.OUTPUT] + ".weight"
-    for tname, shape in _tensor_shapes(spec, len(vocab.tokens)).items():
+    for tname, shape in tensor_shapes(spec, len(vocab.tokens)).items():
+        if weights is not None and tname in weights:
+            w.add_tensor(tname, weights[tname].astype(np.float32 if len(shape) == 1 else wtype))
+            continue
         if len(shape) == 1:  # norms stay F32 in every llama.cpp file type
             w.add_tensor(tname, np.ones(shape, dtype=np.float32))
             continue
@@ -280,8 +298,12 @@ def write_tiny_llama(
     name: str = "Hearth Tiny Test",
     chat_template: str | None = CHATML_TEMPLATE,
     plain_output: bool = True,
+    repo_fim: bool = False,
 ) -> Path:
     """Write the tiny test llama (VOCAB, FIM tokens); same arguments, same bytes.
+
+    With ``repo_fim`` it also has Qwen2.5-Coder's repository-level FIM tokens
+    (REPO_FIM_VOCAB): a different vocabulary, so different weights and outputs.
 
     With ``plain_output`` the output rows of control tokens (</s>, <|im_end|>, ...) and
     byte tokens (but newline) are zero, so their logits are 0 while the best of the ~240
@@ -289,16 +311,18 @@ def write_tiny_llama(
     ASCII and newlines, so tests of streaming and max_tokens get exact lengths. Use
     logit_bias to force an end or a byte token where a test needs one.
     """
-    quiet = non_normal_rows(VOCAB, keep=[BYTE_BASE_ID + ord("\n")]) if plain_output else None
+    vocab = REPO_FIM_VOCAB if repo_fim else VOCAB
+    quiet = non_normal_rows(vocab, keep=[BYTE_BASE_ID + ord("\n")]) if plain_output else None
     return write_llama(
         path,
         spec or LlamaSpec(),
-        VOCAB,
+        vocab,
         name=name,
         seed=seed,
         dtype=dtype,
         chat_template=chat_template,
         fim=True,
+        repo_fim=repo_fim,
         quiet_rows=quiet,
     )
 

@@ -24,6 +24,7 @@ from hearth.core.generation import (
     GenerationRequest,
     ToolSpec,
 )
+from hearth.core.fim import FimLayout
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.chat_template import ChatTemplate
@@ -188,6 +189,24 @@ class Engine:
             return None
         pre, suf, mid = (model.token_text(t) for t in fim)
         return pre, suf, mid
+
+    def fim_layout(self) -> FimLayout | None:
+        """The loaded model's FIM tokens for laying out an infill prompt; None when the
+        model was not trained for fill-in-the-middle."""
+        model, _, _, _ = self._ready()
+        fim = model.fim_tokens()
+        if fim is None:
+            return None
+        rep, sep = model.fim_repo_tokens()
+        bos = model.bos if model.add_bos and model.bos >= 0 else None
+        n_batch = model.config.n_batch
+        return FimLayout(*fim, rep=rep, sep=sep, bos=bos, n_batch=n_batch)
+
+    def tokenize_text(self, text: str) -> list[int]:
+        """Plain text as tokens: no BOS, and special-token text in it stays text (code
+        may well contain ``<|fim_middle|>``)."""
+        model, _, _, _ = self._ready()
+        return model.tokenize(text, add_special=False, parse_special=False)
 
     def fim_prompt(self, prefix: str, suffix: str) -> list[int]:
         model, _, _, _ = self._ready()

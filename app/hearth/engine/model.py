@@ -70,6 +70,8 @@ class _SpecialTokens:
     eos: int
     add_bos: bool
     fim: tuple[int, int, int] | None
+    fim_rep: int = -1  # repository-level FIM tokens (Qwen2.5-Coder); -1 when absent
+    fim_sep: int = -1
 
     @classmethod
     def read(cls, vocab: llama_cpp.llama_vocab_p) -> _SpecialTokens:
@@ -81,6 +83,8 @@ class _SpecialTokens:
             eos=int(llama_cpp.llama_vocab_eos(vocab)),
             add_bos=bool(llama_cpp.llama_vocab_get_add_bos(vocab)),
             fim=None if min(pre, suf, mid) < 0 else (pre, suf, mid),
+            fim_rep=int(llama_cpp.llama_vocab_fim_rep(vocab)),
+            fim_sep=int(llama_cpp.llama_vocab_fim_sep(vocab)),
         )
 
 
@@ -323,6 +327,11 @@ class LlamaModel:
 
     def fim_tokens(self) -> tuple[int, int, int] | None:
         return self._special.fim
+
+    def fim_repo_tokens(self) -> tuple[int | None, int | None]:
+        """The repository-name and file-separator FIM tokens, where the model has them."""
+        rep, sep = self._special.fim_rep, self._special.fim_sep
+        return (rep if rep >= 0 else None), (sep if sep >= 0 else None)
 
     # ------------------------------------------------------------------ handles
     @property

@@ -18,6 +18,7 @@ from hearth.server.admin_routes import AccessFactory, access_router, admin_route
 from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.errors import install_error_handlers
+from hearth.server.infill_routes import infill_router
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
@@ -68,6 +69,7 @@ def create_app(
     app.include_router(ollama_router(pipeline))
     app.include_router(anthropic_router(pipeline))
     app.include_router(responses_router(pipeline))
+    app.include_router(infill_router(pipeline))
     app.include_router(load_router(manager))
     access = AccessControl(replace(policy, allowed_origins=tuple(cors_origins)))
     if access_for is not None:  # live access changes: only for a worker with a token
