@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.ui.empty_state import CardSpec, EmptyState
+from hearth.ui.empty_state import chat_empty_state
 from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
@@ -89,27 +89,8 @@ class ChatView(QWidget):
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link_clicked)
         prepare_document(self.transcript.document(), self.tokens)
-        self.empty_state = EmptyState(
-            "chatEmptyState",
-            "No model is loaded yet",
-            "Hearth runs language models on this computer, privately. Pick one to start.",
-            [
-                CardSpec(
-                    "loadModelCard",
-                    "library",
-                    "Load a model you have",
-                    "Choose a model from your library or a GGUF file on this disk.",
-                    self.load_model_requested.emit,
-                ),
-                CardSpec(
-                    "recommendedCard",
-                    "recommended",
-                    "Get a recommended model",
-                    "Download a model picked for this computer's memory, then chat.",
-                    self.recommended_requested.emit,
-                ),
-            ],
-            self,
+        self.empty_state = chat_empty_state(
+            self.load_model_requested.emit, self.recommended_requested.emit, self
         )
         self.code_blocks: list[list[str]] = []
         self.stats_label = QLabel(self)

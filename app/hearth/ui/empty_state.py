@@ -141,3 +141,31 @@ class EmptyState(QWidget):
             if card.objectName() == name:
                 return card
         raise KeyError(name)
+
+
+def chat_empty_state(
+    load: Callable[[], object], recommended: Callable[[], object], parent: QWidget
+) -> EmptyState:
+    """The Chat page with no model loaded: the two ways to get one."""
+    return EmptyState(
+        "chatEmptyState",
+        "No model is loaded yet",
+        "Hearth runs language models on this computer, privately. Pick one to start.",
+        [
+            CardSpec(
+                "loadModelCard",
+                "library",
+                "Load a model you have",
+                "Choose a model from your library or a GGUF file on this disk.",
+                load,
+            ),
+            CardSpec(
+                "recommendedCard",
+                "recommended",
+                "Get a recommended model",
+                "Download a model picked for this computer's memory, then chat.",
+                recommended,
+            ),
+        ],
+        parent,
+    )
