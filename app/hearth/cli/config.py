@@ -14,15 +14,18 @@ import sys
 
 log = logging.getLogger(__name__)
 
+CLIENTS = ["claude-code", "codex", "copilot", "llama-vscode", "continue", "openai", "curl"]
+
 
 def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     config = verbs.add_parser(
         "config",
         help="print working client config for a running endpoint",
-        description="Print config for Continue, the OpenAI SDK or curl, for a running "
+        description="Print config for a coding tool (Claude Code, Codex CLI, Copilot's "
+        "Ollama provider, llama.vscode, Continue), the OpenAI SDK or curl, for a running "
         "Hearth endpoint (it asks the endpoint which model it serves).",
     )
-    config.add_argument("client", choices=["continue", "openai", "curl"])
+    config.add_argument("client", choices=CLIENTS)
     config.add_argument("--url", default=None, help="endpoint (default http://127.0.0.1:PORT)")
     config.add_argument("--api-key", default=None, help="key to ask the endpoint with")
     config.set_defaults(handler=run)
@@ -63,6 +66,7 @@ def print_client_config(client: str, url: str | None, api_key: str | None) -> in
         model=model["id"],
         keyed=bool(key),
         fim=bool(model.get("meta", {}).get("fim", False)),
+        n_ctx=model.get("meta", {}).get("n_ctx"),
     )
     sys.stdout.write(SNIPPETS[client](endpoint))
     return 0
