@@ -56,6 +56,19 @@ def test_brackets_inside_strings_do_not_count():
     assert decode_json(text.encode()) == [{"x": "[{" * 500 + '"]'}]
 
 
+def test_an_escaped_backslash_ends_its_string_so_later_brackets_count():
+    deep = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert "nested deeper" in _refused(b'["a\\\\", ' + deep + b"]").message
+    escaped_quote = b'["a\\", ' + b"[" * 70 + b'"]'  # one string: a", [[[...
+    assert decode_json(escaped_quote) == ['a", ' + "[" * 70]
+
+
+def test_many_strings_before_the_deep_part_do_not_hide_it():
+    strings = b'"[{",' * 300_000
+    assert "nested deeper" in _refused(b"[" + strings + _nested(MAX_DEPTH) + b"]").message
+    assert len(decode_json(b"[" + strings + _nested(MAX_DEPTH - 1) + b"]")) == 300_001
+
+
 def _strict_schema(levels: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(levels):
