@@ -113,3 +113,24 @@ def serve_repo_fim(tiny_model_repo_fim: Path, tmp_path_factory: pytest.TempPathF
     )
     yield server
     server.stop()
+
+
+# --------------------------------------------------------------------------- speculative decoding
+
+
+@pytest.fixture(scope="session")
+def spec_models(tiny_models_dir: Path) -> dict[str, Path]:
+    """Q8_0 models for speculative decoding: a 16-block ``target`` whose blocks 2-15 are
+    dead, its 2-block ``draft`` (agrees by construction), an ``unrelated`` draft (other
+    seed, same vocabulary) and a ``mismatched`` one (other vocabulary)."""
+    gf, folder = gguf_factory, tiny_models_dir / "spec"
+    quiet = gf.non_normal_rows(gf.VOCAB, keep=[gf.BYTE_BASE_ID + ord("\n")])
+    target, draft = gf.write_spec_pair(folder, gf.LlamaSpec(n_layer=16), gf.VOCAB, quiet_rows=quiet)
+    unrelated = gf.write_llama(folder / "unrelated-F16.gguf", gf.LlamaSpec(), gf.VOCAB,
+                               name="Unrelated", seed=7, quiet_rows=quiet)  # fmt: skip
+    controls = gf.VOCAB.tokens[gf.IM_START_ID : gf.FIRST_NORMAL_ID]
+    other = gf.make_vocab(controls, reversed(gf.VOCAB.tokens[gf.FIRST_NORMAL_ID :]))
+    mismatched = gf.write_llama(folder / "mismatched-F16.gguf", gf.LlamaSpec(), other,
+                                name="Mismatched", fim=True)  # fmt: skip
+    sources = {"target": target, "draft": draft, "unrelated": unrelated, "mismatched": mismatched}
+    return {k: gf.quantize(p, p.with_name(f"{k}-Q8_0.gguf"), "Q8_0") for k, p in sources.items()}

@@ -381,3 +381,50 @@ def write_corrupt_gguf(path: Path, kind: CorruptKind = "truncated") -> Path:
     else:
         raise ValueError(f"unknown corruption kind {kind!r}")
     return path
+
+
+# --------------------------------------------------------------------------- speculative pair
+
+
+def damp_blocks(path: Path, blocks: Iterable[int], scale: float) -> Path:
+    """Scale what blocks write into the residual stream (``attn_output`` and
+    ``ffn_down``) by ``scale``, in place: 0 makes them pass their input through."""
+    reader = gguf.GGUFReader(path, "r+")
+    names = {f"blk.{b}.{kind}.weight" for b in blocks for kind in ("attn_output", "ffn_down")}
+    for tensor in reader.tensors:
+        if tensor.name in names:
+            tensor.data[...] = (tensor.data.astype(np.float32) * scale).astype(tensor.data.dtype)
+    reader.data.flush()
+    return path
+
+
+def write_spec_pair(
+    directory: Path,
+    spec: LlamaSpec,
+    vocab: Vocab,
+    *,
+    draft_layers: int = 2,
+    noise: float = 0.0,
+    seed: int = 0,
+    quiet_rows: np.ndarray | None = None,
+    name: str = "Hearth Spec",
+) -> tuple[Path, Path]:
+    """An F16 target/draft pair whose predictions agree by construction.
+
+    The target's blocks from ``draft_layers`` on write ``noise`` times their random
+    output (zero: nothing), so it computes what the draft computes, at
+    ``spec.n_layer / draft_layers`` times its cost. The draft is the same seeded writer
+    with fewer blocks: write_llama draws the embedding and output matrix before the
+    blocks, so both share those and their first blocks. Some noise lowers acceptance.
+    """
+    target = write_llama(
+        directory / f"{name.replace(' ', '-')}-target-F16.gguf", spec, vocab,
+        name=f"{name} target", seed=seed, quiet_rows=quiet_rows,
+    )  # fmt: skip
+    damp_blocks(target, range(draft_layers, spec.n_layer), noise)
+    small = LlamaSpec(**{**spec.__dict__, "n_layer": draft_layers})
+    draft = write_llama(
+        directory / f"{name.replace(' ', '-')}-draft-F16.gguf", small, vocab,
+        name=f"{name} draft", seed=seed, quiet_rows=quiet_rows,
+    )  # fmt: skip
+    return target, draft

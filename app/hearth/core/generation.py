@@ -82,6 +82,8 @@ class Timings:
     decode_ms: float
     decode_tokens_per_s: float
 
+    draft_tokens: int = 0  # speculative decoding: tokens drafted for this request
+    accepted_tokens: int = 0  # and how many of them the model accepted
 
 @dataclass(frozen=True)
 class TokenAlternative:

@@ -30,6 +30,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     grammar: str | None = None  # GBNF; constrains output (JSON mode, JSON schema)
     logprobs: int | None = None  # None: off; N: the sampled token plus N alternatives
+    speculative: bool = True  # False: never draft for this request (a Hearth extension)
 
     @property
     def greedy(self) -> bool:

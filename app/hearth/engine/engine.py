@@ -33,6 +33,7 @@ from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
+from hearth.engine.speculative import Speculator
 from hearth.engine.tool_calls import ToolFormat, detect_format
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,10 @@ class Engine:
                 name=model_id,
             )
             info = model.info(model_id)
-            scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals)
+            speculator = Speculator.for_load(model, config)  # loads the draft model, if any
+            scheduler = Scheduler(
+                model, max_queue=config.max_queue, arrivals=self._arrivals, speculator=speculator
+            )
         except InvalidRequestError as exc:  # e.g. a chat template that doesn't compile
             model.close()
             raise InvalidRequestError(f"Cannot load '{model_id}': {exc.message}") from exc

@@ -5,6 +5,8 @@ prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams are de
 so a long prompt never stalls them for long, and by ``n_batch`` otherwise), decodes it
 once, then samples each slot with its own chain.
 Requests join and leave between steps: continuous batching.
+A decoding slot may bring drafted tokens (speculative.py): they are verified in the same
+decode, kept while the slot's own sampling agrees, and the rest trimmed from the KV cache.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import collections
 import logging
 import threading
 import time
-from dataclasses import dataclass
 
 import llama_cpp
 
 from hearth.core.errors import QueueFullError
-from hearth.core.generation import Finished, FinishReason, TextDelta, Timings, Usage
+from hearth.core.generation import Finished, FinishReason, TextDelta, Timings
 from hearth.engine.arrivals import Arrivals
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
@@ -26,8 +27,19 @@ from hearth.engine.placement import Placement, place
 from hearth.engine.rate import DecodeRate
 from hearth.engine.relay import EventRelay
 from hearth.engine.sampler import SamplerChain
+from hearth.engine.scheduler_status import (
+    CompletedRequest,
+    SchedulerStatus,
+    SlotStatus,
+    decode_error,
+    empty_usage,
+    slot_timings,
+)
 from hearth.engine.slots import Job, Slot
+from hearth.engine.speculative import Speculator
 from hearth.engine.text_stream import TextStream
+
+__all__ = ["CompletedRequest", "Scheduler", "SchedulerStatus", "SlotStatus"]
 
 log = logging.getLogger(__name__)
 
@@ -35,30 +47,6 @@ log = logging.getLogger(__name__)
 _GATHER_S = 0.025
 # From idle, how long after the last arrival it waits for the next one.
 _QUIET_S = 0.003
-
-
-@dataclass(frozen=True)
-class SlotStatus:
-    seq_id: int
-    busy: bool
-    cached_tokens: int
-
-
-@dataclass(frozen=True)
-class SchedulerStatus:
-    slots: tuple[SlotStatus, ...]
-    queue_depth: int
-    decode_tokens_per_s: float
-
-
-@dataclass(frozen=True)
-class CompletedRequest:
-    """One finished generation, for the live request log."""
-
-    finished_at: float  # time.time()
-    reason: FinishReason
-    usage: Usage
-    timings: Timings | None
 
 
 class Scheduler:
@@ -71,8 +59,10 @@ class Scheduler:
         max_queue: int = 64,
         arrivals: Arrivals | None = None,
         rate: DecodeRate | None = None,
+        speculator: Speculator | None = None,
     ) -> None:
         self._model = model
+        self._spec = speculator or Speculator(model.n_slots)  # owned: closed in stop()
         self._arrivals = arrivals or Arrivals()
         self._keep_adjacent = not model.config.kv_unified
         self._max_queue = max_queue
@@ -114,7 +104,9 @@ class Scheduler:
         with self._cond:
             slots = tuple(SlotStatus(s.seq_id, s.busy, len(s.cached)) for s in self._slots)
             depth = len(self._queue)
-        return SchedulerStatus(slots, depth, self._rate.tokens_per_s(time.perf_counter()))
+        rate = self._rate.tokens_per_s(time.perf_counter())
+        spec = self._spec
+        return SchedulerStatus(slots, depth, rate, spec.drafted_total, spec.accepted_total)
 
     def completed(self, limit: int = 50) -> list[CompletedRequest]:
         """The most recent finished generations, newest first."""
@@ -131,6 +123,7 @@ class Scheduler:
             self._cond.notify_all()
         self._thread.join()
         self._relay.close()
+        self._spec.close()
         llama_cpp.llama_batch_free(self._batch)
 
     # ------------------------------------------------------------------ loop
@@ -188,7 +181,7 @@ class Scheduler:
                     return started
                 job = self._queue.popleft()
             if job.cancelled.is_set():
-                self._relay.post(job, Finished(FinishReason.CANCELLED, _empty_usage(job)))
+                self._relay.post(job, Finished(FinishReason.CANCELLED, empty_usage(job)))
                 continue
             # Slots change only on this thread, so placement needs no lock (and a long
             # prompt would otherwise hold up submit() on the event loop).
@@ -203,6 +196,7 @@ class Scheduler:
         memory = self._model.memory
         for copy in placement.copies:
             llama_cpp.llama_memory_seq_cp(memory, copy.source, copy.target, -1, -1)
+            self._spec.copy(copy.source, copy.target)
             source, target = self._slots[copy.source], self._slots[copy.target]
             target.cached = list(source.cached)
             target.last_used = source.last_used
@@ -221,6 +215,7 @@ class Scheduler:
         slot.first_token_at = 0.0
         slot.prompt_done_at = 0.0
         slot.stream = TextStream(job.params.stop)
+        self._spec.start(slot.seq_id, job.params.speculative)
         try:
             slot.sampler = SamplerChain(job.params, self._model.n_vocab, self._model.vocab)
         except Exception as exc:
@@ -247,21 +242,27 @@ class Scheduler:
         forward pass, so any other order splits the step.
         """
         batch = self._batch
-        decoding = sum(1 for s in self._slots if s.pending_token is not None)
+        running = [s for s in self._slots if s.pending_token is not None]
+        decoding = len(running)
+        room = self._n_batch - decoding
+        drafts = self._spec.plan(running, room, self._model.n_ctx_per_slot)
+        decoding += sum(len(d) for d in drafts.values())
         # Running streams wait for the whole step: bound their stall to one micro-batch.
         # With none running, simultaneous prompts are prefilled together, up to n_batch.
         budget = (self._n_ubatch if decoding else self._n_batch) - decoding
         n = 0
-        outputs: list[tuple[Slot, int]] = []
+        outputs: list[tuple[Slot, int, list[int]]] = []
         chunks: list[tuple[Slot, list[int]]] = []
         for slot in self._slots:
             if slot.job is None:
                 continue
             if slot.pending_token is not None:
-                self._put(n, slot.pending_token, len(slot.cached), slot.seq_id, True)
-                outputs.append((slot, n))
+                draft = drafts.get(slot.seq_id, [])
+                for i, token in enumerate([slot.pending_token, *draft]):
+                    self._put(n + i, token, len(slot.cached) + i, slot.seq_id, True)
+                outputs.append((slot, n, draft))
                 chunks.append((slot, [slot.pending_token]))
-                n += 1
+                n += 1 + len(draft)
                 continue
             if not slot.prefilling or budget <= 0:
                 continue
@@ -273,14 +274,15 @@ class Scheduler:
                 is_last = start + offset == slot.n_prompt - 1
                 self._put(n, token, start + offset, slot.seq_id, is_last)
                 if is_last:
-                    outputs.append((slot, n))
+                    outputs.append((slot, n, []))
                 n += 1
             chunks.append((slot, piece))
         batch.n_tokens = n
+        started = time.perf_counter()
         result = llama_cpp.llama_decode(self._model.ctx, batch)
         if result != 0:
             for slot, _ in chunks:
-                self._finish(slot, FinishReason.ERROR, error=_decode_error(result))
+                self._finish(slot, FinishReason.ERROR, error=decode_error(result))
                 llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
                 slot.cached = []
             return
@@ -288,17 +290,38 @@ class Scheduler:
             slot.cached.extend(piece)
             slot.pending_token = None
         now = time.perf_counter()
-        for slot, index in outputs:
-            if slot.prompt_done_at == 0.0:
-                slot.prompt_done_at = now
-            assert slot.sampler is not None
-            wanted = slot.job.params.logprobs if slot.job else None
-            logits = read_logits(self._model, index) if wanted is not None else None
-            token = slot.sampler.sample(self._model.ctx, index)
-            if logits is not None and wanted is not None:
-                slot.pending_logprobs.append(token_logprob(self._model, logits, token, wanted))
+        if len(chunks) == len(running):  # decode only: a sample for the cost fit
+            self._spec.record_step(n, now - started)
+        produced = sum(self._verify(slot, index, draft, now) for slot, index, draft in outputs)
+        self._rate.record(now, produced)
+
+    def _verify(self, slot: Slot, index: int, draft: list[int], now: float) -> int:
+        """Sample the slot at ``index`` and, while the samples equal the drafts, at the
+        drafted positions after it: exactly the tokens plain decoding would give. The
+        rejected tail leaves the KV cache. Returns the number of tokens sampled."""
+        if slot.prompt_done_at == 0.0:
+            slot.prompt_done_at = now
+        produced = 0
+        for i in range(len(draft) + 1):
+            token = self._sample(slot, index + i)
             self._accept_token(slot, token, now)
-        self._rate.record(now, len(outputs))
+            produced += 1
+            if slot.job is None or i == len(draft) or token != draft[i]:
+                break
+            slot.cached.append(token)  # verified: its KV entry stays
+        if draft:
+            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, len(slot.cached), -1)
+            self._spec.record(slot.seq_id, len(draft), produced - 1)
+        return produced
+
+    def _sample(self, slot: Slot, index: int) -> int:
+        assert slot.sampler is not None
+        wanted = slot.job.params.logprobs if slot.job else None
+        logits = read_logits(self._model, index) if wanted is not None else None
+        token = slot.sampler.sample(self._model.ctx, index)
+        if logits is not None and wanted is not None:
+            slot.pending_logprobs.append(token_logprob(self._model, logits, token, wanted))
+        return token
 
     def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
         batch = self._batch
@@ -357,15 +380,7 @@ class Scheduler:
         self._relay.post(job, finished)
 
     def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
-        first = slot.first_token_at or end
-        decode_s = max(end - first, 1e-9)
-        return Timings(
-            queued_ms=(slot.started_at - job.enqueued_at) * 1000,
-            prompt_ms=((slot.prompt_done_at or end) - slot.started_at) * 1000,
-            ttft_ms=(first - job.enqueued_at) * 1000,
-            decode_ms=decode_s * 1000,
-            decode_tokens_per_s=max(slot.n_generated - 1, 0) / decode_s,
-        )
+        return slot_timings(slot, job, end, *self._spec.counts(slot.seq_id))
 
     def _fail_running(self, message: str) -> None:
         for slot in self._slots:
@@ -383,16 +398,4 @@ class Scheduler:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            self._relay.post(job, Finished(ending, _empty_usage(job), error=reason))
-
-
-def _empty_usage(job: Job) -> Usage:
-    return Usage(prompt_tokens=len(job.tokens), completion_tokens=0)
-
-
-def _decode_error(code: int) -> str:
-    if code == 1:
-        return "The context is full: no room in the KV cache for this batch."
-    if code == 2:
-        return "Decoding was aborted."
-    return f"llama_decode failed with code {code}."
+            self._relay.post(job, Finished(ending, empty_usage(job), error=reason))

@@ -12,16 +12,13 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hearth import __version__
-from hearth.config.paths import default_paths
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
-from hearth.server.access_routes import AccessFactory, access_router
-from hearth.server.admin_routes import admin_router
+from hearth.server.admin_routes import AccessFactory, access_router, admin_router
 from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.errors import install_error_handlers
 from hearth.server.infill_routes import infill_router
-from hearth.server.listeners import EndpointListener
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
@@ -29,7 +26,6 @@ from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
 from hearth.server.pipeline import Pipeline
 from hearth.server.request_log import RequestLog, RequestLogMiddleware
-from hearth.server.response_store import FILE_NAME, ResponseStore
 from hearth.server.responses_routes import responses_router
 from hearth.server.security import AccessControl, AccessMiddleware, AccessPolicy
 
@@ -53,8 +49,6 @@ def create_app(
             lifecycle.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await lifecycle
-            await stored_responses.aclose()
-            await endpoint.close()
             await manager.close()
 
     app = FastAPI(
@@ -74,20 +68,18 @@ def create_app(
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))
     app.include_router(anthropic_router(pipeline))
-    stored_responses = ResponseStore(default_paths().data_dir / FILE_NAME)  # owned here
-    app.include_router(responses_router(pipeline, stored_responses))
+    app.include_router(responses_router(pipeline))
     app.include_router(infill_router(pipeline))
     app.include_router(load_router(manager))
     access = AccessControl(replace(policy, allowed_origins=tuple(cors_origins)))
-    endpoint = EndpointListener(app)
-    if access_for is not None:  # the app's worker: its endpoint opens and closes live
-        app.include_router(access_router(access, access_for, endpoint))
+    if access_for is not None:  # live access changes: only for a worker with a token
+        app.include_router(access_router(access, access_for))
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(cors_origins),
             allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "x-api-key", "anthropic-version"],
+            allow_headers=["Authorization", "Content-Type"],
         )
     app.add_middleware(AccessMiddleware, control=access)
     app.add_middleware(RequestLogMiddleware, request_log=request_log)  # outermost: sees 401s

@@ -202,14 +202,14 @@ class ServerPanel(QWidget):
         """Refresh what depends on the worker (call on every worker status change)."""
         opts = self.supervisor.endpoint
         error = self.supervisor.endpoint_error
-        if error:  # the supervisor kept it off (keys unreadable, port taken): say why
+        if error:  # the supervisor kept it off (keys unreadable): show that and why
             self._set_checked(self.enabled_check, False)
             text = f"Off: {error}"
         elif not opts.enabled:
             text = "Off: only Hearth itself can use the model."
         elif self.supervisor.process is None:
             text = f"On (port {opts.port}); it starts when a model is loaded."
-        elif self.supervisor.endpoint_port == opts.port:
+        elif self.supervisor.port == opts.port:
             text = f"On: serving at {self.endpoint().base_url}/v1"
             if opts.lan:
                 text += " to the local network (API key required)"
@@ -228,8 +228,7 @@ class ServerPanel(QWidget):
             view.setPlainText(note + SNIPPETS[kind](ep))
 
     def apply_endpoint(self) -> asyncio.Task[None] | None:
-        """Turn the endpoint on/off with the port and LAN choice shown, live: the model
-        stays loaded."""
+        """Turn the endpoint on/off with the port and LAN choice shown; relaunches."""
         wanted = EndpointOptions(
             enabled=self.enabled_check.isChecked(),
             port=self.port_spin.value(),
@@ -247,11 +246,7 @@ class ServerPanel(QWidget):
         unchanged = (
             wanted == current.endpoint
             and not current.endpoint_error
-            and (
-                current.process is None
-                or not wanted.enabled
-                or current.endpoint_port == wanted.port
-            )
+            and (current.process is None or not wanted.enabled or current.port == wanted.port)
         )
         if unchanged:
             if refused is None:
