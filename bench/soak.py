@@ -25,6 +25,7 @@ import asyncio
 import json
 import platform
 import random
+import signal
 import socket
 import statistics
 import subprocess
@@ -256,8 +257,11 @@ WEIGHTS = {
 }
 
 
-async def client_loop(traffic: Traffic, deadline: float, tally: Tally) -> None:
-    kinds, weights = list(WEIGHTS), list(WEIGHTS.values())
+async def client_loop(
+    traffic: Traffic, deadline: float, tally: Tally, skip: frozenset[str]
+) -> None:
+    kinds = [kind for kind in WEIGHTS if kind not in skip]
+    weights = [WEIGHTS[kind] for kind in kinds]
     while time.monotonic() < deadline:
         kind = traffic.rng.choices(kinds, weights)[0]
         try:
@@ -299,7 +303,12 @@ async def soak(url: str, model_id: str, worker: psutil.Process, args: argparse.N
     limits = httpx.Limits(max_connections=args.concurrency * 2)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
         clients = [
-            client_loop(Traffic(client, model_id, random.Random(args.seed + i)), deadline, tally)
+            client_loop(
+                Traffic(client, model_id, random.Random(args.seed + i)),
+                deadline,
+                tally,
+                frozenset(args.skip),
+            )
             for i in range(args.concurrency)
         ]
         await asyncio.gather(sampler_loop(worker, start, deadline, args.sample_s, samples),
@@ -334,9 +343,15 @@ def report(samples: list[Sample], tally: Tally, elapsed: float, args: argparse.N
     peak = max(after, key=lambda s: s.rss)
     growth = (last.rss - warm.rss) / MIB
     peak_growth = (peak.rss - warm.rss) / MIB
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = (
+        args.commit
+        or subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    )
     print(f"\nsoak: {elapsed / 60:.1f} min, {args.concurrency} clients, commit {commit or '?'}, "
           f"{platform.machine()} {psutil.cpu_count(logical=True)} CPUs, Python "
           f"{platform.python_version()}")  # fmt: skip
@@ -372,9 +387,20 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=4, help="server slots")
     parser.add_argument("--threads", type=int, default=1, help="server decode threads")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=list(WEIGHTS),
+        help="leave out a kind of request (repeatable); e.g. --skip status, as the GUI and "
+        "'hearth serve' without --ttl never ask for the status",
+    )
+    parser.add_argument("--commit", default="", help="label for the code measured")
     parser.add_argument("--log", type=Path, default=None, help="keep the server log here")
     args = parser.parse_args()
     args.concurrency = max(1, min(args.concurrency, 8))
+    # A terminated soak still stops its server (the finally below runs on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="hearth-soak-") as tmp:
         folder = Path(tmp)
         model = make_model(folder)
