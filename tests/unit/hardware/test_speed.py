@@ -1,0 +1,170 @@
+"""The decode-speed estimate: bandwidth measured, GPUs by name, bytes read per token."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import gguf
+import pytest
+
+from hearth.hardware.fit import ContextPlan, FitVerdict, estimate_fit
+from hearth.hardware.probe import GpuInfo, SystemMemory, apple_gpu
+from hearth.hardware.speed import (
+    DECODE_EFFICIENCY,
+    GB,
+    UNKNOWN_GPU_BANDWIDTH,
+    Bandwidth,
+    active_fraction,
+    estimate_speed,
+    estimate_speed_from_size,
+    format_speed,
+    gpu_bandwidth,
+    machine_bandwidth,
+    measure_ram_bandwidth,
+    tokens_per_second,
+)
+from hearth.library.gguf_metadata import GgufMetadata, TensorInfo, tensor_nbytes
+
+GIB = 1024**3
+Q = gguf.GGMLQuantizationType
+
+
+def tensor(name: str, shape: tuple[int, ...], qtype: Q) -> TensorInfo:
+    n = 1
+    for d in shape:
+        n *= d
+    return TensorInfo(name, shape, int(qtype), qtype.name, n, tensor_nbytes(qtype, shape) or 0, 0)
+
+
+def llama3_8b(n_layer: int = 32) -> GgufMetadata:
+    """The tensor shapes and types of Llama-3-8B Q4_K_M (no weights)."""
+    d, ff, kv, vocab = 4096, 14336, 1024, 128256
+    tensors = [
+        tensor("token_embd.weight", (d, vocab), Q.Q4_K),
+        tensor("output.weight", (d, vocab), Q.Q6_K),
+        tensor("output_norm.weight", (d,), Q.F32),
+    ]
+    for i in range(n_layer):
+        tensors += [
+            tensor(f"blk.{i}.attn_q.weight", (d, d), Q.Q4_K),
+            tensor(f"blk.{i}.attn_k.weight", (d, kv), Q.Q4_K),
+            tensor(f"blk.{i}.attn_v.weight", (d, kv), Q.Q6_K),
+            tensor(f"blk.{i}.attn_output.weight", (d, d), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_gate.weight", (d, ff), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_up.weight", (d, ff), Q.Q4_K),
+            tensor(f"blk.{i}.ffn_down.weight", (ff, d), Q.Q6_K),
+        ]
+    return GgufMetadata(
+        architecture="llama", name="Llama 3 8B", version=3,
+        parameter_count=sum(t.n_elements for t in tensors), file_type=15,
+        quantization="Q4_K_M", context_length=8192, embedding_length=d,
+        feed_forward_length=ff, block_count=n_layer, head_count=32, head_count_kv=8,
+        head_count_kv_per_layer=(), key_length=None, value_length=None, vocab_size=vocab,
+        chat_template=None, fim_token_ids=None, tensors=tuple(tensors),
+        data_offset=8 * 1024 * 1024, expected_size=0, file_size=None, split_count=1, kv={},
+    )  # fmt: skip
+
+
+META = llama3_8b()
+
+
+def machine(ram_gib: float, *vram_gib: float) -> SystemMemory:
+    gpus = tuple(
+        GpuInfo(f"GPU {i}", int(v * GIB), int(v * GIB), "cuda") for i, v in enumerate(vram_gib)
+    )
+    return SystemMemory(int(ram_gib * 2 * GIB), int(ram_gib * GIB), 8, 16, gpus)
+
+
+BW = Bandwidth(ram_bps=60 * GB, gpu_bps=1000 * GB)
+
+
+def test_measured_bandwidth_is_a_real_rate() -> None:
+    # 8 MiB per thread, two threads: a real copy, small enough for a busy CI machine.
+    rate = measure_ram_bandwidth(threads=2, nbytes=8 * 1024 * 1024, repeats=2)
+    assert 0.2 * GB < rate < 2000 * GB
+
+
+def test_gpu_bandwidth_by_name_longest_match_first() -> None:
+    def gpu(name: str) -> GpuInfo:
+        return GpuInfo(name, 24 * GIB, 24 * GIB, "cuda")
+
+    assert gpu_bandwidth(gpu("NVIDIA GeForce RTX 4090"), 50 * GB) == 1008 * GB
+    assert gpu_bandwidth(gpu("NVIDIA GeForce RTX 4060 Ti"), 50 * GB) == 288 * GB
+    assert gpu_bandwidth(gpu("NVIDIA A100-SXM4-80GB"), 50 * GB) == 1555 * GB
+    assert gpu_bandwidth(gpu("NVIDIA A100 80GB PCIe"), 50 * GB) == 2039 * GB
+    assert gpu_bandwidth(gpu("NVIDIA H200"), 50 * GB) == 4800 * GB
+    assert gpu_bandwidth(gpu("Some Future GPU"), 50 * GB) == UNKNOWN_GPU_BANDWIDTH
+    # Unified memory: the GPU reads the same RAM the benchmark measured.
+    assert gpu_bandwidth(apple_gpu(32 * GIB, 20 * GIB), 100 * GB) == 100 * GB
+
+
+def test_machine_bandwidth_takes_the_fastest_gpu() -> None:
+    sysmem = SystemMemory(
+        64 * GIB, 32 * GIB, 8, 16,
+        (GpuInfo("RTX 3060", GIB, GIB, "cuda"), GpuInfo("RTX 4090", GIB, GIB, "cuda")),
+    )  # fmt: skip
+    assert machine_bandwidth(sysmem, 50 * GB).gpu_bps == 1008 * GB
+    assert machine_bandwidth(machine(16), 50 * GB).gpu_bps is None
+
+
+def test_tokens_per_second_is_bandwidth_over_bytes() -> None:
+    assert tokens_per_second(6 * GB, 0, BW) == pytest.approx(DECODE_EFFICIENCY * 10)
+    # A split: the RAM part and the GPU part add up in time.
+    both = tokens_per_second(3 * GB, 10 * GB, BW)
+    assert both == pytest.approx(DECODE_EFFICIENCY / (3 / 60 + 10 / 1000))
+    assert estimate_speed_from_size(6 * GB, BW) == pytest.approx(DECODE_EFFICIENCY * 10)
+    assert estimate_speed_from_size(10 * GB, BW, on_gpu=1.0) == pytest.approx(
+        DECODE_EFFICIENCY * 100
+    )
+    # A mixture of experts reads only its routed share.
+    assert estimate_speed_from_size(12 * GB, BW, active=0.5) == pytest.approx(
+        estimate_speed_from_size(6 * GB, BW)
+    )
+
+
+def test_speed_follows_the_fit_placement() -> None:
+    plan = ContextPlan(n_ctx=4096)
+    cpu = estimate_fit(META, plan, machine(32))
+    full = estimate_fit(META, plan, machine(32, 24))
+    part = estimate_fit(META, plan, machine(32, 3))
+    assert (cpu.verdict, full.verdict, part.verdict) == (
+        FitVerdict.CPU_ONLY, FitVerdict.FULL_GPU, FitVerdict.PARTIAL_GPU,
+    )  # fmt: skip
+    s_cpu, s_full, s_part = (estimate_speed(e, BW) for e in (cpu, full, part))
+    assert s_cpu is not None and s_full is not None and s_part is not None
+    assert s_cpu < s_part < s_full
+    # CPU only: ~4.3 GB of Q4_K_M weights (no embeddings) read per token at 60 GB/s.
+    read = META.tensor_bytes - sum(t.n_bytes for t in META.tensors if "token_embd" in t.name)
+    assert s_cpu == pytest.approx(DECODE_EFFICIENCY * 60 * GB / read)
+    assert 8 < s_cpu < 12
+    wont = estimate_fit(META, plan, machine(2))
+    assert wont.verdict is FitVerdict.WONT_FIT and estimate_speed(wont, BW) is None
+
+
+def test_active_fraction_of_a_mixture_of_experts() -> None:
+    assert active_fraction(META) == 1.0
+    d, ff, experts = 2048, 768, 128
+    tensors = [tensor("token_embd.weight", (d, 1000), Q.Q8_0)]
+    for i in range(4):
+        tensors += [
+            tensor(f"blk.{i}.attn_q.weight", (d, d), Q.Q8_0),
+            tensor(f"blk.{i}.ffn_up_exps.weight", (d, ff, experts), Q.Q8_0),
+        ]
+    base = llama3_8b(4)
+    moe = replace(
+        base,
+        architecture="qwen3moe",
+        tensors=tuple(tensors),
+        kv={"qwen3moe.expert_count": experts, "qwen3moe.expert_used_count": 8},
+    )
+    total = sum(t.n_bytes for t in tensors)
+    exps = sum(t.n_bytes for t in tensors if "_exps." in t.name)
+    assert active_fraction(moe) == pytest.approx((total - exps + exps * 8 / 128) / total)
+    assert active_fraction(moe) < 0.2
+
+
+def test_format_speed() -> None:
+    assert format_speed(None) == ""
+    assert format_speed(0.4) == "<1 tok/s"
+    assert format_speed(3.46) == "~3.5 tok/s"
+    assert format_speed(41.7) == "~42 tok/s"
