@@ -185,3 +185,46 @@ def test_a_draft_with_another_vocabulary_is_refused_by_name(spec_models):
     message = str(caught.value)
     assert "mismatched-Q8_0.gguf" in message and "target-Q8_0.gguf" in message
     assert "vocabular" in message or "token" in message
+
+
+# --------------------------------------------------------------------------- over HTTP
+
+
+@pytest.fixture(scope="module")
+def serve_draft(spec_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory):
+    """``hearth serve`` with the draft model: speculation on unless a request opts out."""
+    from server_process import start_serve
+
+    draft = str(spec_models["draft"])
+    logs = tmp_path_factory.mktemp("serve-spec-logs")
+    server = start_serve(spec_models["target"], logs, "--draft-model", draft, parallel=2)
+    yield server
+    server.stop()
+
+
+def test_chat_and_completion_over_http_equal_with_and_without_speculation(serve_draft):
+    import httpx
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{serve_draft.base_url}/v1", api_key="unused")
+    bias = {str(k): v for k, v in NO_EOG.items()}
+    chats, completions = [], []
+    for speculative in (True, False):
+        chat = client.chat.completions.create(
+            model="target-Q8_0", messages=[{"role": "user", "content": "Tell me about the cat"}],
+            temperature=0, max_tokens=40, logit_bias=bias,
+            extra_body={"speculative": speculative},
+        )  # fmt: skip
+        chats.append(chat.choices[0].message.content)
+        completion = client.completions.create(
+            model="target-Q8_0", prompt=PROMPTS[0], temperature=0, max_tokens=40, logit_bias=bias,
+            extra_body={"speculative": speculative},
+        )  # fmt: skip
+        completions.append(completion)
+    assert chats[0] == chats[1] and chats[0]
+    assert completions[0].choices[0].text == completions[1].choices[0].text
+    timings = [c.model_extra["timings"] for c in completions if c.model_extra]
+    assert timings[0]["accepted_tokens"] > 0 and timings[1]["draft_tokens"] == 0
+    status = httpx.get(f"{serve_draft.base_url}/hearth/v1/status", headers=serve_draft.headers())
+    speculative = status.json()["speculative"]
+    assert speculative["accepted_tokens"] > 0 and speculative["acceptance"] > 0.5

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hearth.core.model_info import FlashAttention, LoadConfig, SplitMode
+from hearth.core.model_info import DEFAULT_SPEC, FlashAttention, LoadConfig, SpecMode, SplitMode
 
 PACKAGED_ENV = "HEARTH_PACKAGED"
 WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"  # the per-launch token the supervisor gives
@@ -95,6 +95,10 @@ class LaunchSettings:
             use_mmap=not args.no_mmap,
             use_mlock=args.mlock,
             max_queue=args.max_queue,
+            draft_model_path=args.draft_model.expanduser() if args.draft_model else None,
+            spec_mode=SpecMode(args.spec) if args.spec else None,
+            draft_max=args.draft_max,
+            draft_min=args.draft_min,
         )
         return cls(
             load=load,
@@ -134,6 +138,10 @@ class LaunchSettings:
             ("--cache-type-v", load.cache_type_v, base.cache_type_v),
             ("--flash-attn", load.flash_attention.value, base.flash_attention.value),
             ("--max-queue", load.max_queue, base.max_queue),
+            ("--draft-model", load.draft_model_path, None),
+            ("--spec", load.spec_mode.value if load.spec_mode else None, None),
+            ("--draft-max", load.draft_max, base.draft_max),
+            ("--draft-min", load.draft_min, base.draft_min),
             ("--ttl", self.ttl_s, None),
             ("--parent-pid", self.parent_pid, None),
         ):
@@ -211,6 +219,16 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     add("--mlock", action="store_true", help="keep the model locked in RAM")
     add("--max-queue", type=int, default=base.max_queue,
         help="requests that may wait for a slot before 503")
+    add("--draft-model", "-md", type=Path, default=None,
+        help="small GGUF of the same family that drafts tokens for speculative decoding")
+    add("--spec", choices=[m.value for m in SpecMode], default=None,
+        help="speculative decoding: draft (with --draft-model), ngram (lookup in the "
+        "prompt and output, no second model) or off; default: draft with --draft-model, "
+        f"else {DEFAULT_SPEC.value}")
+    add("--draft-max", type=int, default=base.draft_max,
+        help=f"most tokens drafted per step (default {base.draft_max}; adapts below it)")
+    add("--draft-min", type=int, default=base.draft_min,
+        help=f"fewest tokens worth drafting (default {base.draft_min})")
     add("--api-key", action="append", default=[],
         help=f"require this key (repeatable; also ${API_KEY_ENV})")
     add("--require-key", dest="require_key", action="store_const", const=True, default=None,

@@ -81,9 +81,9 @@ class Timings:
     ttft_ms: float
     decode_ms: float
     decode_tokens_per_s: float
-
     draft_tokens: int = 0  # speculative decoding: tokens drafted for this request
     accepted_tokens: int = 0  # and how many of them the model accepted
+
 
 @dataclass(frozen=True)
 class TokenAlternative:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from hearth.core.errors import HearthError
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine
+from hearth.engine.scheduler_status import SchedulerStatus
 from hearth.server.model_manager import ModelManager
 from hearth.server.model_state import LifecycleState
 from hearth.server.request_log import RequestLog, RequestLogEntry, RequestLogResponse
@@ -31,6 +32,18 @@ def backend_json(info: ModelInfo) -> dict[str, Any]:
             for d in info.devices
         ],
     }  # fmt: skip
+
+
+def speculative_json(status: SchedulerStatus | None) -> dict[str, Any]:
+    """Speculative decoding since the load: drafted, accepted, and the acceptance rate."""
+    drafted = status.draft_tokens if status else 0
+    accepted = status.accepted_tokens if status else 0
+    rate = status.acceptance if status else None
+    return {
+        "draft_tokens": drafted,
+        "accepted_tokens": accepted,
+        "acceptance": None if rate is None else round(rate, 3),
+    }
 
 
 def admin_router(
@@ -75,6 +88,7 @@ def admin_router(
             ],
             "queue_depth": scheduler.queue_depth if scheduler else 0,
             "decode_tokens_per_s": round(scheduler.decode_tokens_per_s, 2) if scheduler else 0.0,
+            "speculative": speculative_json(scheduler),
             "backend": backend_json(info) if info else None,
         }
 

@@ -30,6 +30,7 @@ class OllamaOptions(_Lenient):
     repeat_last_n: int | None = Field(default=None, ge=-1, le=4096)
     presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    speculative: bool | None = None  # Hearth extension: false = no speculative decoding
 
     @field_validator("stop")
     @classmethod
@@ -53,6 +54,7 @@ class OllamaOptions(_Lenient):
             repeat_last_n=None if self.repeat_last_n is None else max(self.repeat_last_n, 0),
             max_tokens=limit,
             stop=tuple(s for s in self.stop or () if s),
+            speculative=self.speculative,
         )
 
 

@@ -50,6 +50,8 @@ def timings_json(timings: Timings | None) -> dict[str, float] | None:
         "ttft_ms": round(timings.ttft_ms, 3),
         "decode_ms": round(timings.decode_ms, 3),
         "decode_tokens_per_s": round(timings.decode_tokens_per_s, 3),
+        "draft_tokens": timings.draft_tokens,
+        "accepted_tokens": timings.accepted_tokens,
     }
 
 

@@ -107,6 +107,7 @@ class SamplingFields(_Lenient):
     response_format: ResponseFormat | None = None
     logprobs: bool | int | None = None  # chat: a flag; legacy completions: a count (0-5)
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    speculative: bool | None = None  # Hearth extension: false = no speculative decoding
 
     @field_validator("stop")
     @classmethod
@@ -163,6 +164,7 @@ class SamplingFields(_Lenient):
             stop=tuple(s for s in stops if s),
             grammar=grammar,
             logprobs=logprobs,
+            speculative=self.speculative,
         )
 
 

@@ -10,7 +10,7 @@ import pytest
 from hearth.cli import build_parser
 from hearth.cli.serve import worker_parser
 from hearth.config.launch import DEFAULT_PORT, LaunchSettings, add_launch_arguments
-from hearth.core.model_info import FlashAttention, LoadConfig, SplitMode
+from hearth.core.model_info import FlashAttention, LoadConfig, SpecMode, SplitMode
 
 EVERYTHING = LaunchSettings(
     load=LoadConfig(
@@ -32,6 +32,10 @@ EVERYTHING = LaunchSettings(
         use_mlock=True,
         kv_unified=True,
         max_queue=9,
+        draft_model_path=Path("/models/draft.gguf"),
+        spec_mode=SpecMode.DRAFT,
+        draft_max=8,
+        draft_min=2,
     ),
     host="0.0.0.0",
     port=9000,
@@ -59,8 +63,9 @@ def _parse(argv: list[str]) -> LaunchSettings:
         EVERYTHING,
         LaunchSettings(require_key=False, port=0),
         LaunchSettings(load=LoadConfig(model_path=Path("/m.gguf"), n_gpu_layers=0)),
+        LaunchSettings(load=LoadConfig(model_path=Path("/m.gguf"), spec_mode=SpecMode.OFF)),
     ],
-    ids=["defaults", "everything", "no-require-key", "cpu-only"],
+    ids=["defaults", "everything", "no-require-key", "cpu-only", "no-speculation"],
 )
 def test_settings_argv_parse_round_trip(settings: LaunchSettings) -> None:
     assert _parse(settings.to_argv()) == settings
