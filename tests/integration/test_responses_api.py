@@ -140,10 +140,10 @@ def test_json_schema_text_format(client: openai.OpenAI) -> None:
     assert isinstance(json.loads(response.output_text)["ok"], bool)
 
 
-def test_stateless_refusals_are_clear(client: openai.OpenAI) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
+def test_refusals_are_clear(client: openai.OpenAI) -> None:
+    with pytest.raises(openai.NotFoundError) as caught:  # stored ones: test_responses_state
         client.responses.create(model=MODEL, input="Hi", previous_response_id="resp_123")
-    assert "previous_response_id" in caught.value.message
+    assert "resp_123" in caught.value.message
     with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model=MODEL, input="Hi", tools=[{"type": "web_search_preview"}])
     assert "function tools" in caught.value.message

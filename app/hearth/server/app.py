@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hearth import __version__
+from hearth.config.paths import default_paths
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
 from hearth.server.admin_routes import AccessFactory, access_router, admin_router
@@ -26,6 +27,7 @@ from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
 from hearth.server.pipeline import Pipeline
 from hearth.server.request_log import RequestLog, RequestLogMiddleware
+from hearth.server.response_store import FILE_NAME, ResponseStore
 from hearth.server.responses_routes import responses_router
 from hearth.server.security import AccessControl, AccessMiddleware, AccessPolicy
 
@@ -49,6 +51,7 @@ def create_app(
             lifecycle.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await lifecycle
+            await stored_responses.aclose()
             await manager.close()
 
     app = FastAPI(
@@ -68,7 +71,8 @@ def create_app(
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))
     app.include_router(anthropic_router(pipeline))
-    app.include_router(responses_router(pipeline))
+    stored_responses = ResponseStore(default_paths().data_dir / FILE_NAME)  # owned here
+    app.include_router(responses_router(pipeline, stored_responses))
     app.include_router(infill_router(pipeline))
     app.include_router(load_router(manager))
     access = AccessControl(replace(policy, allowed_origins=tuple(cors_origins)))

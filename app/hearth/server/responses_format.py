@@ -43,6 +43,8 @@ class ResponseWriter:
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._text: str | None = None  # the open message's text, while one is open
+        # The finished response object (completed or incomplete), once there is one.
+        self.final: dict[str, Any] | None = None
 
     # ------------------------------------------------------------ whole responses
     def response(
@@ -65,7 +67,8 @@ class ResponseWriter:
             ],
             "tool_choice": body.tool_choice or "auto", "parallel_tool_calls": True,
             "text": {"format": fmt.model_dump(by_alias=True) if fmt else {"type": "text"}},
-            "previous_response_id": None, "store": False, "metadata": {},
+            "previous_response_id": body.previous_response_id, "store": body.store,
+            "metadata": {},
             "usage": usage_json(finished.usage) if finished else None,
         }  # fmt: skip
 
@@ -76,7 +79,8 @@ class ResponseWriter:
         if text or not calls:
             self._output.append(self._message(text, "completed"))
         self._output.extend(self._call(call, "completed") for call in calls)
-        return self.response(_status(finished), finished)
+        self.final = self.response(_status(finished), finished)
+        return self.final
 
     def _message(self, text: str, status: str) -> dict[str, Any]:
         content = [_text_part(text)] if status == "completed" else []
@@ -165,7 +169,8 @@ class ResponseWriter:
         status = _status(finished)
         out = self.close_text()
         kind = "response.completed" if status == "completed" else "response.incomplete"
-        return out + self.event(kind, response=self.response(status, finished))
+        self.final = self.response(status, finished)
+        return out + self.event(kind, response=self.final)
 
     def failed(self, error: HearthError) -> bytes:
         return self.event("response.failed", response=self.response("failed", error=error.message))

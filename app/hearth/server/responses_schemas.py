@@ -1,13 +1,15 @@
-"""OpenAI Responses request bodies (stateless), and their translation into typed values.
+"""OpenAI Responses request bodies, and their translation into typed values.
 
 Agents such as Codex CLI send the whole conversation as ``input`` items each turn:
-messages, the model's function calls, and their outputs. Nothing is stored here, so a
-``previous_response_id`` cannot be honoured and is refused clearly.
+messages, the model's function calls, and their outputs. Others send only the new items
+and a ``previous_response_id``; the route then puts the stored conversation first
+(``history``), so both become the same list of items and the same chat messages.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,7 +62,8 @@ class TextIn(_Lenient):
 
 class ResponsesRequest(_Lenient):
     model: str | None = None
-    input: str | list[InputItem] = Field(max_length=MAX_MESSAGES)
+    # The item count is bounded; a string is bounded by the body limit only.
+    input: str | Annotated[list[InputItem], Field(max_length=MAX_MESSAGES)]
     instructions: str | None = None
     tools: list[ToolIn] | None = Field(default=None, max_length=128)
     tool_choice: str | dict[str, Any] | None = None
@@ -70,20 +73,24 @@ class ResponsesRequest(_Lenient):
     text: TextIn | None = None
     stream: bool = False
     previous_response_id: str | None = None
+    store: bool = True
 
-    def chat_messages(self) -> list[ChatMessage]:
-        if self.previous_response_id:
-            raise InvalidRequestError(
-                "This server stores no responses: send the whole conversation in 'input' "
-                "instead of previous_response_id.",
-                param="previous_response_id",
-            )
-        out = [ChatMessage("system", self.instructions)] if self.instructions else []
+    def input_items(self) -> list[InputItem]:
+        """The new input as items (a string is one user message)."""
         if isinstance(self.input, str):
-            return [*out, ChatMessage("user", self.input)]
-        for index, item in enumerate(self.input):
-            _add_item(out, item, f"input.{index}")
-        if not out:
+            return [InputItem(role="user", content=self.input)]
+        return list(self.input)
+
+    def chat_messages(self, history: Sequence[InputItem] = ()) -> list[ChatMessage]:
+        """Instructions (never carried over from a stored response, as OpenAI does),
+        then the stored conversation, then the new input."""
+        out = [ChatMessage("system", self.instructions)] if self.instructions else []
+        calls: set[str] = set()
+        for index, item in enumerate(history):
+            _add_item(out, item, f"previous_response_id.{index}", calls)
+        for index, item in enumerate(self.input_items()):
+            _add_item(out, item, f"input.{index}", calls)
+        if not history and not self.input_items():
             raise InvalidRequestError("input must not be empty.", param="input")
         return out
 
@@ -135,18 +142,26 @@ def _text(content: str | list[ContentIn] | None, where: str) -> str:
     return "".join(parts)
 
 
-def _add_item(out: list[ChatMessage], item: InputItem, where: str) -> None:
+def _add_item(out: list[ChatMessage], item: InputItem, where: str, calls: set[str]) -> None:
+    """Append ``item`` to the chat; ``calls`` gathers the call ids an output may answer."""
     if item.type == "message":
         role = "system" if item.role == "developer" else item.role or "user"
         out.append(ChatMessage(role, _text(item.content, where)))
     elif item.type == "function_call":
         call = ToolCall(item.call_id or f"call_{len(out)}", item.name or "", item.arguments or "{}")
+        calls.add(call.id)
         last = out[-1] if out else None
         if last is not None and last.role == "assistant":  # parallel calls: one turn
             out[-1] = ChatMessage("assistant", last.content, (*last.tool_calls, call))
         else:
             out.append(ChatMessage("assistant", "", (call,)))
     elif item.type == "function_call_output":
+        if item.call_id not in calls:
+            raise InvalidRequestError(
+                f"No function call found for the function_call_output with call_id "
+                f"{item.call_id!r}.",
+                param=where,
+            )
         out.append(ChatMessage("tool", _text(item.output, where), tool_call_id=item.call_id))
     elif item.type != "reasoning":  # earlier reasoning is not sent back to the model
         raise InvalidRequestError(f"Unsupported input item type {item.type!r}.", param=where)
