@@ -2,8 +2,9 @@
 real worker, a conversation with every kind of markdown, the endpoint page, the
 library holding the model, and Discover as a first launch sees it.
 
-PNGs go to the test's temporary folder; with HEARTH_SAVE_DOCS_SCREENSHOT=1 they are
-copied to docs/screenshots/ as ``<page>-<theme>.png`` (what the README shows). The
+PNGs (1400x900, and the chat at 900x650) go to the test's temporary folder; with
+HEARTH_SAVE_DOCS_SCREENSHOT=1 they are copied to docs/screenshots/ as
+``<page>-<theme>.png`` (what the README shows). The
 test also checks what the pictures rely on: the theme reached the transcript (its
 code blocks are redrawn in the theme's colours) and each page shows real content.
 """
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.ui
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 SIZE = (1400, 900)
+NARROW = (900, 650)
 
 QUESTION = "How do I read a file line by line in Python, and what about big files?"
 ANSWER = """## Reading a file line by line
@@ -137,6 +139,22 @@ def test_screenshots_in_both_themes(
             _save(window, tmp_path, f"library-{theme}")
             window.show_page("Server")
             _save(window, tmp_path, f"server-{theme}")
+
+        # A small screen: the side panels fold, the chat keeps its composer and footer.
+        window.show_page("Chat")
+        window.resize(*NARROW)  # clamped by the panels' minimum widths, until they fold
+        await arun.wait_until(lambda: not window.sidebar.isVisible(), 5, "the fold")
+        await arun.wait_until(
+            lambda: window.minimumSize().width() <= NARROW[0], 5, "the folded minimum width"
+        )
+        window.resize(*NARROW)
+        await arun.wait_until(lambda: window.size().toTuple() == NARROW, 5, "the size")
+        for theme in ("light", "dark"):
+            apply_theme(theme)
+            await asyncio.sleep(0.05)
+            window.show_page("Chat")
+            assert window.chat_view.input.isVisible() and window.chat_view.stats_label.isVisible()
+            _save(window, tmp_path, f"chat-narrow-{theme}")
 
         closed: list[bool] = []
         window.closed.connect(lambda: closed.append(True))

@@ -89,6 +89,9 @@ class ChatView(QWidget):
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link_clicked)
         prepare_document(self.transcript.document(), self.tokens)
+        # An explicit minimum: the reading-width margins below must not raise the
+        # transcript's minimum size (and with it the window's).
+        self.transcript.setMinimumSize(240, 120)
         self.empty_state = chat_empty_state(
             self.load_model_requested.emit, self.recommended_requested.emit, self
         )
@@ -104,7 +107,7 @@ class ChatView(QWidget):
         self.input.setObjectName("chatInput")
         self.input.setAccessibleName("Message")
         self.input.setPlaceholderText("Type a message — Ctrl+Enter to send")
-        self.input.setMaximumHeight(120)
+        self.input.setMaximumHeight(100)
         self.send_button = self._button("Send", "sendButton", "Send (Ctrl+Enter)")
         self.stop_button = self._button("Stop", "stopButton", "Stop generating (Esc)")
         self.regenerate_button = self._button(
