@@ -142,6 +142,7 @@ def test_counts_are_pluralised() -> None:
     assert plural(1, "model") == "1 model"
     assert plural(0, "file") == "0 files"
     assert plural(2, "model") == "2 models"
+    assert plural(12345, "download") == "12,345 downloads"
 
 
 def test_at_800x600_the_side_panels_fold_and_the_composer_stays(

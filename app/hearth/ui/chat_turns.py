@@ -50,7 +50,8 @@ def stats_text(stats: ChatStreamStats | ReplyStats | None, n_ctx: int | None) ->
     if stats.ttft_ms is not None:
         parts.append(f"TTFT {stats.ttft_ms:.0f} ms")
     if stats.completion_tokens is not None:
-        parts.append(f"{stats.completion_tokens} tokens")
+        n = stats.completion_tokens
+        parts.append(f"{n} token" if n == 1 else f"{n} tokens")
     if stats.prompt_tokens is not None:
         used = stats.prompt_tokens + (stats.completion_tokens or 0)
         parts.append(f"context {used} / {n_ctx if n_ctx else '?'}")

@@ -29,5 +29,5 @@ def button_cell(*buttons: QPushButton) -> QWidget:
 
 
 def plural(n: int, noun: str) -> str:
-    """ "1 model", "3 models" (regular English plurals only)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    """ "1 model", "3 models", "1,024 downloads" (regular English plurals only)."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -395,7 +395,9 @@ class DiscoverPage(QWidget):
         for summary in page.results:
             self.results.append(summary)
             gated = "  · gated" if summary.gated else ""
-            stats = f"{summary.downloads:,} downloads · {summary.likes:,} likes{gated}"
+            stats = (
+                f"{plural(summary.downloads, 'download')} · {plural(summary.likes, 'like')}{gated}"
+            )
             text = f"{summary.repo_id}\n{stats}"
             item = QListWidgetItem(text)
             item.setData(Qt.ItemDataRole.UserRole, summary.repo_id)
