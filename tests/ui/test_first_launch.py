@@ -47,6 +47,7 @@ def test_chat_without_a_model_offers_the_next_step(qtbot: QtBot, arun, window: M
     assert view.showing_empty_state and view.empty_state.isVisible()
     assert not view.transcript.isVisible() and not view.send_button.isVisible()
     assert not window.settings_panel.isVisible()  # no "default"-filled sampling panel
+    qtbot.waitUntil(window.sidebar.empty_label.isVisible, timeout=5000)  # says why empty
     titles = [card.title_label.text() for card in view.empty_state.cards]
     assert titles == ["Load a model you have", "Get a recommended model"]
 

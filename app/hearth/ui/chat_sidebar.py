@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -36,6 +37,10 @@ log = logging.getLogger(__name__)
 
 SEARCH_DEBOUNCE_MS = 150
 ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+NO_CHATS = "No chats yet. Each conversation is kept here, and Ctrl+K searches them all."
+NO_MATCHES = "No chats match."
 
 
 class ChatSidebar(QWidget):
@@ -62,6 +67,11 @@ class ChatSidebar(QWidget):
         self.list.setObjectName("chatList")
         self.list.setAccessibleName("Conversations")
         self.list.setWordWrap(True)
+        self.empty_label = QLabel(NO_CHATS, self)  # an empty list says why it is empty
+        self.empty_label.setObjectName("chatListEmpty")
+        self.empty_label.setProperty("role", "muted")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setContentsMargins(8, 8, 8, 8)
         self.new_button = self._button("New", "newChatButton", "New chat (Ctrl+N)")
         self.rename_button = self._button("Rename", "renameChatButton", "Rename this chat")
         self.delete_button = self._button("Delete", "deleteChatButton", "Delete this chat")
@@ -81,6 +91,7 @@ class ChatSidebar(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search_box)
+        layout.addWidget(self.empty_label)
         layout.addWidget(self.list, 1)
         layout.addLayout(row)
 
@@ -132,6 +143,8 @@ class ChatSidebar(QWidget):
             item.setToolTip(text)
             self.list.addItem(item)
         self.list.blockSignals(False)
+        self.empty_label.setText(NO_MATCHES if self.search_box.text().strip() else NO_CHATS)
+        self.empty_label.setVisible(not rows)
         self._sync_selection()
 
     def shown_ids(self) -> list[int]:
