@@ -84,12 +84,6 @@ def test_screenshots_in_both_themes(
     )
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # Discover as offline
     chats_db = tmp_path / "chats.db"
-    store = ChatStore(chats_db)
-    conv = store.create_conversation("Reading big files in Python")
-    store.add_message(conv.id, "user", QUESTION)
-    store.add_message(conv.id, "assistant", ANSWER)
-    store.create_conversation("Draft a polite reminder email")
-    store.close()
 
     window = MainWindow(
         log_dir=tmp_path / "logs",
@@ -100,13 +94,23 @@ def test_screenshots_in_both_themes(
     window.resize(*SIZE)
     window.show()
 
+    def write_history(store: ChatStore) -> int:
+        conv = store.create_conversation("Reading big files in Python")
+        store.add_message(conv.id, "user", QUESTION)
+        store.add_message(conv.id, "assistant", ANSWER)
+        store.create_conversation("Draft a polite reminder email")
+        return conv.id
+
     async def scenario() -> None:
-        # First launch: no model yet.
+        # First launch: no model, no chats yet.
+        await arun.wait_until(window.sidebar.empty_label.isVisible, 10, "the empty chat list")
         for theme in ("light", "dark"):
             apply_theme(theme)
             await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
             assert window.chat_view.showing_empty_state
             _save(window, tmp_path, f"first-launch-{theme}")
+        conv_id = await window.chats_db.run(write_history)
+        await window.sidebar.refresh()
 
         await window.library_page.import_file(tiny_model_q8)
         await arun.wait_until(lambda: window.library_page.models, 20, "the library")
@@ -117,7 +121,7 @@ def test_screenshots_in_both_themes(
             "the model",
         )
         assert window.supervisor.status.state is WorkerState.READY
-        await window.chat.open_conversation(conv.id)
+        await window.chat.open_conversation(conv_id)
         window.chat_view.set_stats("41.8 tok/s · TTFT 182 ms · 212 tokens · context 301 / 2048")
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
 
