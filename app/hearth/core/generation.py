@@ -44,6 +44,7 @@ class ChatMessage:
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    reasoning: str = ""  # an assistant turn's thinking, handed back as ``reasoning_content``
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,13 @@ class TextDelta:
 
     text: str
     logprobs: tuple[TokenLogprob, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning ("thinking"), split from the reply it precedes."""
+
+    text: str
 
 
 @dataclass(frozen=True)

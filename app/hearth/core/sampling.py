@@ -30,6 +30,9 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     grammar: str | None = None  # GBNF; constrains output (JSON mode, JSON schema)
     logprobs: int | None = None  # None: off; N: the sampled token plus N alternatives
+    # Special tokens whose text the detokenizer keeps (control tokens are dropped
+    # otherwise): the tool-call and reasoning markers the reply is parsed by.
+    preserved_tokens: frozenset[int] = frozenset()
     speculative: bool = True  # False: never draft for this request (a Hearth extension)
 
     @property

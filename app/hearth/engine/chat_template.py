@@ -201,6 +201,8 @@ def _message_payload(message: MessageInput) -> dict[str, Any]:
         ]  # fmt: skip
     if message.tool_call_id:
         payload["tool_call_id"] = message.tool_call_id
+    if message.reasoning:  # the field templates that keep (or strip) past thinking read
+        payload["reasoning_content"] = message.reasoning
     return payload
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from hearth.core.errors import (
     ModelLoadError,
     ModelNotLoadedError,
 )
+from hearth.core.fim import FimLayout
 from hearth.core.generation import (
     ChatMessage,
     Finished,
@@ -24,17 +25,18 @@ from hearth.core.generation import (
     GenerationRequest,
     ToolSpec,
 )
-from hearth.core.fim import FimLayout
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.engine.arrivals import Arrival, Arrivals
+from hearth.engine.capabilities import ModelTraits, model_traits
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
 from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
+from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
 from hearth.engine.speculative import Speculator
-from hearth.engine.tool_calls import ToolFormat, detect_format
+from hearth.engine.tool_calls import ToolFormat
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,8 @@ class Engine:
         self._scheduler: Scheduler | None = None
         self._template: ChatTemplate | None = None
         self._info: ModelInfo | None = None
+        self._traits: ModelTraits | None = None
+        self._markers: dict[int, str] = {}  # marker token id -> text, of the loaded model
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._arrivals = Arrivals()
@@ -103,11 +107,18 @@ class Engine:
             log.exception("model load failed")
             raise ModelLoadError(str(exc)) from exc
         try:
-            template = ChatTemplate(
-                model.metadata.get("tokenizer.chat_template"),
+            template = ChatTemplate.from_metadata(
+                model.metadata,
                 bos_token=model.token_text(model.bos),
                 eos_token=model.token_text(model.eos),
                 name=model_id,
+            )
+            markers = model.marker_tokens()
+            traits = model_traits(
+                None if template.is_fallback else template.source,
+                set(markers.values()),
+                model.metadata,
+                fim=model.fim_tokens() is not None,
             )
             info = model.info(model_id)
             speculator = Speculator.for_load(model, config)  # loads the draft model, if any
@@ -128,6 +139,8 @@ class Engine:
             self._model = model
             self._template = template
             self._info = info
+            self._traits = traits
+            self._markers = markers
             self._scheduler = scheduler
         return info
 
@@ -137,6 +150,8 @@ class Engine:
         with self._lock:
             scheduler, model = self._scheduler, self._model
             self._scheduler = self._model = self._template = self._info = None
+            self._traits = None
+            self._markers = {}
         with self._embedder_lock:
             embedder, self._embedder = self._embedder, None
         if embedder is not None:
@@ -168,16 +183,55 @@ class Engine:
         return model, scheduler, template, info
 
     # ------------------------------------------------------------------ prompts
-    def render_chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> str:
+    def render_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        extra_context: Mapping[str, object] | None = None,
+    ) -> str:
+        """The prompt for ``messages``; ``extra_context`` is the client's
+        ``chat_template_kwargs`` (``enable_thinking``, ``reasoning_effort`` ...)."""
         _, _, template, _ = self._ready()
         if not messages:
             raise InvalidRequestError("messages must not be empty.", param="messages")
-        return template.render(messages, tools=tools)
+        return template.render(messages, tools=tools, extra_context=extra_context)
+
+    @property
+    def traits(self) -> ModelTraits:
+        """The loaded model's family formats and capabilities."""
+        self._ready()
+        traits = self._traits
+        if traits is None:
+            raise ModelNotLoadedError("No model is loaded. Load a model first.")
+        return traits
+
+    @property
+    def loaded_traits(self) -> ModelTraits | None:
+        """The traits of the model loaded now, or None (for listings, which never wait)."""
+        return self._traits
 
     @property
     def tool_format(self) -> ToolFormat:
-        _, _, template, _ = self._ready()
-        return detect_format(None if template.is_fallback else template.source)
+        return self.traits.tool_format
+
+    @property
+    def reasoning(self) -> ReasoningSpec | None:
+        """The reasoning markers of the loaded model, or None when it doesn't reason."""
+        return self.traits.reasoning
+
+    def preserved_token_ids(self, texts: Iterable[str]) -> frozenset[int]:
+        """The ids of the loaded model's marker tokens found in ``texts`` (e.g. the
+        ``<|channel|>`` of ``<|channel|>analysis``): the control tokens a reply must keep
+        as text so its tool calls and reasoning parse, as llama-server's
+        ``preserved_tokens`` does. Markers that are ordinary text need nothing."""
+        self._ready()
+        markers = self._markers
+        wanted = [t for t in texts if t]
+        return frozenset(
+            token
+            for token, text in markers.items()
+            if len(text) > 1 and any(text in w for w in wanted)
+        )
 
     def tokenize_prompt(self, text: str, *, add_bos: bool = True) -> list[int]:
         model, _, template, _ = self._ready()

@@ -310,6 +310,21 @@ class LlamaModel:
             return ""
         return self.token_bytes(token, special=True).decode("utf-8", errors="replace")
 
+    def marker_tokens(self) -> dict[int, str]:
+        """Id to text of the control and user-defined tokens (``<think>``, ``<|channel|>``,
+        ``[TOOL_CALLS]`` ...): what tool-call and reasoning detection look for, and the
+        tokens a reply must keep as text to be parsed. One pass over the vocabulary."""
+        wanted = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
+        found: dict[int, str] = {}
+        self._enter()
+        try:
+            for token in range(self.n_vocab):
+                if int(llama_cpp.llama_vocab_get_attr(self._vocab, token)) & wanted:
+                    found[token] = self._token_bytes(token, True).decode("utf-8", "replace")
+        finally:
+            self._leave()
+        return found
+
     def is_eog(self, token: int) -> bool:
         return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
 

@@ -339,7 +339,8 @@ class Scheduler:
             self._finish(slot, FinishReason.STOP)
             return
         slot.n_generated += 1
-        text = slot.stream.feed(self._model.token_bytes(token))
+        keep = token in slot.job.params.preserved_tokens  # markers the reply is parsed by
+        text = slot.stream.feed(self._model.token_bytes(token, special=keep))
         if text:
             self._relay.post(slot.job, TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens

@@ -119,6 +119,15 @@ def strftime_now(fmt: str) -> str:
     return datetime.datetime.now().strftime(fmt)
 
 
+def _lazy_sequence(value: Any) -> list[Any]:
+    """``tools | map(attribute='function') | tojson``: Jinja's map is lazy, and json.dumps
+    (so transformers) refuses it; llama.cpp renders it as a list (DeepSeek R1's
+    template relies on that). Only values json.dumps would refuse reach here."""
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def tojson(
     value: Any,
     ensure_ascii: bool = False,
@@ -134,6 +143,7 @@ def tojson(
         indent=indent,
         separators=seps,  # type: ignore[arg-type]
         sort_keys=sort_keys,
+        default=_lazy_sequence,
     )
 
 

@@ -7,7 +7,14 @@ import secrets
 from typing import Any
 
 from hearth.core.errors import ContextOverflowError, HearthError
-from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall, Usage
+from hearth.core.generation import (
+    Finished,
+    FinishReason,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from hearth.server.errors import anthropic_error_json, api_error_for
 
 
@@ -57,9 +64,17 @@ def _input(call: ToolCall) -> Any:
 
 
 def message_json(
-    message_id: str, model: str, text: str, calls: tuple[ToolCall, ...], finished: Finished
+    message_id: str,
+    model: str,
+    text: str,
+    calls: tuple[ToolCall, ...],
+    finished: Finished,
+    *,
+    reasoning: str = "",
 ) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
+    if reasoning:  # a thinking block first; a local model signs nothing
+        content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
     if text or not calls:
         content.append({"type": "text", "text": text})
     content.extend(tool_use_block(call) for call in calls)
@@ -91,6 +106,7 @@ class StreamWriter:
         self.prompt_tokens = prompt_tokens
         self._index = -1
         self._text_open = False
+        self._thinking_open = False
 
     def opening(self) -> bytes:
         message: dict[str, Any] = {
@@ -103,17 +119,36 @@ class StreamWriter:
     def text(self, delta: TextDelta) -> bytes:
         return self._text(delta.text) if delta.text else b""
 
+    def reasoning(self, delta: ReasoningDelta) -> bytes:
+        """A ``thinking`` block, streamed with ``thinking_delta`` events."""
+        opening = self._close_text()
+        if not self._thinking_open:
+            opening += self._open({"type": "thinking", "thinking": "", "signature": ""})
+            self._thinking_open = True
+        body = {"type": "thinking_delta", "thinking": delta.text}
+        return opening + event({"type": "content_block_delta", "index": self._index,
+                                "delta": body})  # fmt: skip
+
+    def _close_thinking(self) -> bytes:
+        if not self._thinking_open:
+            return b""
+        self._thinking_open = False
+        signature = {"type": "signature_delta", "signature": ""}
+        return event({"type": "content_block_delta", "index": self._index,
+                      "delta": signature}) + event({"type": "content_block_stop",
+                                                    "index": self._index})  # fmt: skip
+
     def _text(self, text: str) -> bytes:
-        opening = b""
+        opening = self._close_thinking()
         if not self._text_open:
-            opening = self._open({"type": "text", "text": ""})
+            opening += self._open({"type": "text", "text": ""})
             self._text_open = True
         delta = {"type": "text_delta", "text": text}
         return opening + event({"type": "content_block_delta", "index": self._index,
                                 "delta": delta})  # fmt: skip
 
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
-        out = [self._close_text()]
+        out = [self._close_thinking(), self._close_text()]
         for call in calls:
             out.append(self._open({"type": "tool_use", "id": call.id, "name": call.name,
                                    "input": {}}))  # fmt: skip
@@ -129,7 +164,7 @@ class StreamWriter:
 
     def finished(self, finished: Finished) -> bytes:
         opened_none = self._index < 0
-        out = [self._text("") if opened_none else b"", self._close_text()]
+        out = [self._close_thinking(), self._text("") if opened_none else b"", self._close_text()]
         delta = {"stop_reason": stop_reason(finished), "stop_sequence": finished.stop_sequence}
         out.append(event({"type": "message_delta", "delta": delta,
                           "usage": usage_json(finished.usage)}))  # fmt: skip

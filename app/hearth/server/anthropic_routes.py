@@ -56,7 +56,14 @@ def anthropic_router(pipeline: Pipeline) -> APIRouter:
             )
         result = await generation.collect(request.is_disconnected)
         return JSONResponse(
-            message_json(message_id, body.model, result.text, result.calls, result.finished)
+            message_json(
+                message_id,
+                body.model,
+                result.text,
+                result.calls,
+                result.finished,
+                reasoning=result.reasoning,
+            )
         )
 
     @router.post("/v1/messages/count_tokens", openapi_extra=json_body(CountTokensRequest))
@@ -70,7 +77,9 @@ def anthropic_router(pipeline: Pipeline) -> APIRouter:
 
 def _prompt(body: CountTokensRequest) -> ChatPrompt:
     tools = tuple(body.tool_specs())
-    return ChatPrompt(tuple(body.chat_messages()), tools, tool_choice(body.tool_choice))
+    return ChatPrompt(
+        tuple(body.chat_messages()), tools, tool_choice(body.tool_choice), body.template_kwargs()
+    )
 
 
 def tool_choice(choice: ToolChoiceIn | None) -> ToolChoice:

@@ -35,6 +35,14 @@ class Block(_Lenient):
     tool_use_id: str | None = None
     content: str | list[Block] | None = None
     is_error: bool = False
+    thinking: str | None = None
+
+
+class ThinkingIn(_Lenient):
+    """Extended thinking: "enabled" (with a token budget), "adaptive" or "disabled"."""
+
+    type: Literal["enabled", "disabled", "adaptive"]
+    budget_tokens: int | None = None
 
 
 class MessageIn(_Lenient):
@@ -59,6 +67,14 @@ class CountTokensRequest(_Lenient):
     system: str | list[Block] | None = None
     tools: list[ToolDef] | None = Field(default=None, max_length=128)
     tool_choice: ToolChoiceIn | None = None
+    thinking: ThinkingIn | None = None
+
+    def template_kwargs(self) -> dict[str, Any]:
+        """``thinking`` as the chat template's ``enable_thinking``; unset leaves the
+        template's own default."""
+        if self.thinking is None:
+            return {}
+        return {"enable_thinking": self.thinking.type != "disabled"}
 
     def chat_messages(self) -> list[ChatMessage]:
         system = _system_text(self.system)
@@ -125,6 +141,7 @@ def _turn(message: MessageIn, index: int) -> list[ChatMessage]:
     if isinstance(message.content, str):
         return [ChatMessage(message.role, message.content)]
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[ToolCall] = []
     results: list[ChatMessage] = []
     for block in message.content:
@@ -134,11 +151,14 @@ def _turn(message: MessageIn, index: int) -> list[ChatMessage]:
         elif block.type == "tool_result" and message.role == "user":
             text = _tool_result_text(block, where)
             results.append(ChatMessage("tool", text, tool_call_id=block.tool_use_id))
+        elif block.type == "thinking" and message.role == "assistant":
+            thoughts.append(block.thinking or "")  # handed back as reasoning_content
         elif block.type in ("thinking", "redacted_thinking"):
-            continue  # the model's earlier reasoning is not sent back to it
+            continue  # encrypted reasoning means nothing to a local model
         else:
             texts.append(_text_of(block, where))
     text = "".join(texts)
     if message.role == "assistant":
-        return [ChatMessage("assistant", text, tool_calls=tuple(calls))]
+        reasoning = "".join(thoughts)
+        return [ChatMessage("assistant", text, tool_calls=tuple(calls), reasoning=reasoning)]
     return results + ([ChatMessage("user", text)] if text or not results else [])

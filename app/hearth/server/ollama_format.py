@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hearth.core.errors import HearthError
-from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall
+from hearth.core.generation import Finished, FinishReason, ReasoningDelta, TextDelta, ToolCall
 from hearth.core.model_info import ModelInfo
+from hearth.engine.capabilities import ModelTraits
 from hearth.server.model_manager import CatalogEntry
 
 OLLAMA_API_VERSION = "0.12.0"  # the Ollama API level these routes follow
@@ -91,14 +92,16 @@ def fim_template(prefix: str, suffix: str, middle: str) -> str:
     )  # fmt: skip
 
 
-def show_json(info: ModelInfo, template: str) -> dict[str, Any]:
+def show_json(info: ModelInfo, template: str, traits: ModelTraits | None = None) -> dict[str, Any]:
+    """Copilot's model picker reads ``capabilities``: ``tools`` for agent mode."""
     arch = info.architecture
-    capabilities = ["completion"] + (["insert"] if info.has_fim else [])
+    fallback = ["completion"] + (["insert"] if info.has_fim else [])
+    capabilities = traits.capabilities() if traits is not None else fallback
     return {
         "modelfile": f"FROM {info.path}\n",
         "parameters": "",
         "template": template,
-        "details": details(info),
+        "details": {**details(info), **family_json(traits)},
         "model_info": {
             "general.architecture": arch,
             "general.parameter_count": info.n_params,
@@ -107,6 +110,14 @@ def show_json(info: ModelInfo, template: str) -> dict[str, Any]:
         "capabilities": capabilities,
         "modified_at": tag_entry(info)["modified_at"],
     }
+
+
+def family_json(traits: ModelTraits | None) -> dict[str, Any]:
+    """The detected family formats: how calls and reasoning are parsed for this model."""
+    if traits is None:
+        return {}
+    reasoning = traits.reasoning.name if traits.reasoning is not None else None
+    return {"tool_format": traits.tool_format.value, "reasoning_format": reasoning}
 
 
 def done_reason(finished: Finished) -> str:
@@ -170,6 +181,15 @@ def loaded_json(name: str, payload: dict[str, Any]) -> dict[str, Any]:
             "done": True}  # fmt: skip
 
 
+def with_thinking(payload: dict[str, Any], thinking: str) -> dict[str, Any]:
+    """Reasoning in Ollama's ``thinking`` field: on the message for /api/chat, beside
+    ``response`` for /api/generate."""
+    if thinking:
+        target = payload.get("message", payload)
+        target["thinking"] = thinking
+    return payload
+
+
 ChunkMaker = Callable[[str, str, tuple[ToolCall, ...]], dict[str, Any]]
 FinalMaker = Callable[[str, Finished, str, tuple[ToolCall, ...]], dict[str, Any]]
 
@@ -187,6 +207,9 @@ class NdjsonStream:
 
     def text(self, delta: TextDelta) -> bytes:
         return ndjson(self.chunk(self.name, delta.text, ())) if delta.text else b""
+
+    def reasoning(self, delta: ReasoningDelta) -> bytes:
+        return ndjson(with_thinking(self.chunk(self.name, "", ()), delta.text))
 
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
         return ndjson(self.chunk(self.name, "", calls))

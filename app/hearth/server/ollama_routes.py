@@ -35,6 +35,7 @@ from hearth.server.ollama_format import (
     ps_entry,
     show_json,
     tag_entry,
+    with_thinking,
 )
 from hearth.server.ollama_schemas import (
     OllamaChatRequest,
@@ -84,7 +85,7 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
         info = await models.resolve(body.requested or None)
         fim = engine.fim_token_texts()
         template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")
-        return show_json(info, template)
+        return show_json(info, template, engine.loaded_traits)
 
     @router.post("/chat", response_model=None, openapi_extra=json_body(OllamaChatRequest))
     @in_flight(models, engine)
@@ -95,7 +96,10 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
             info = await pipeline.resolve(body.model or None, keep_alive)
             message = {"role": "assistant", "content": ""}
             return JSONResponse(loaded_json(ollama_name(info), {"message": message}))
-        prompt = ChatPrompt(tuple(body.chat_messages()), tuple(body.tool_specs()))
+        prompt = ChatPrompt(
+            tuple(body.chat_messages()), tuple(body.tool_specs()),
+            template_kwargs=body.template_kwargs(),
+        )  # fmt: skip
         generation = await pipeline.start(_request(request, body, prompt, keep_alive))
         return await _respond(request, generation, body.stream, chat_chunk, chat_final)
 
@@ -115,7 +119,7 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
         else:
             messages = [ChatMessage("system", body.system)] if body.system else []
             messages.append(ChatMessage("user", body.prompt))
-            prompt = ChatPrompt(tuple(messages))
+            prompt = ChatPrompt(tuple(messages), template_kwargs=body.template_kwargs())
         generation = await pipeline.start(_request(request, body, prompt, keep_alive))
         return await _respond(request, generation, body.stream, generate_chunk, generate_final)
 
@@ -188,4 +192,5 @@ async def _respond(
             generation.encode(NdjsonStream(name, chunk, final)), media_type="application/x-ndjson"
         )
     result = await generation.collect(request.is_disconnected)
-    return JSONResponse(final(name, result.finished, result.text, result.calls))
+    reply = final(name, result.finished, result.text, result.calls)
+    return JSONResponse(with_thinking(reply, result.reasoning))

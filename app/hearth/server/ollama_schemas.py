@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -79,6 +79,16 @@ class _OllamaRequest(_Lenient):
     format: str | dict[str, Any] | None = None
     keep_alive: str | int | float | None = None
     images: list[str] | None = None
+    think: bool | Literal["low", "medium", "high"] | None = None
+
+    def template_kwargs(self) -> dict[str, Any]:
+        """Ollama's ``think`` as the chat template's ``enable_thinking`` (and, as a level,
+        gpt-oss's ``reasoning_effort``)."""
+        if self.think is None:
+            return {}
+        if isinstance(self.think, bool):
+            return {"enable_thinking": self.think}
+        return {"enable_thinking": True, "reasoning_effort": self.think}
 
     @field_validator("keep_alive")
     @classmethod
@@ -111,6 +121,7 @@ class OllamaMessage(_Lenient):
     content: str = ""
     images: list[str] | None = None
     tool_calls: list[OllamaToolCall] | None = None
+    thinking: str | None = None  # an earlier turn's reasoning, sent back
 
 
 class OllamaChatRequest(_OllamaRequest):
@@ -126,6 +137,7 @@ class OllamaChatRequest(_OllamaRequest):
                     ToolCall(f"call_{i}", c.function.name, json.dumps(c.function.arguments))
                     for i, c in enumerate(m.tool_calls or ())
                 ),
+                reasoning=m.thinking or "",
             )
             for m in self.messages
         ]

@@ -15,6 +15,7 @@ from hearth.core.errors import HearthError
 from hearth.core.generation import (
     Finished,
     FinishReason,
+    ReasoningDelta,
     TextDelta,
     Timings,
     TokenLogprob,
@@ -22,6 +23,7 @@ from hearth.core.generation import (
     Usage,
 )
 from hearth.core.model_info import ModelInfo
+from hearth.engine.capabilities import ModelTraits
 from hearth.engine.embedder import Embeddings
 from hearth.server.errors import api_error_for, error_body
 from hearth.server.model_manager import CatalogEntry
@@ -62,7 +64,14 @@ def finish_reason(finished: Finished) -> str:
     return "tool_calls" if finished.reason is FinishReason.TOOL_CALLS else "stop"
 
 
-def model_json(info: ModelInfo) -> dict[str, Any]:
+def model_json(info: ModelInfo, traits: ModelTraits | None = None) -> dict[str, Any]:
+    family: dict[str, Any] = {}
+    if traits is not None:
+        family = {
+            "capabilities": traits.capabilities(),
+            "tool_format": traits.tool_format.value,
+            "reasoning_format": traits.reasoning.name if traits.reasoning else None,
+        }
     return {
         "id": info.id,
         "object": "model",
@@ -79,6 +88,7 @@ def model_json(info: ModelInfo) -> dict[str, Any]:
             "n_vocab": info.n_vocab,
             "fim": info.has_fim,
             "loaded": True,
+            **family,
         },
     }
 
@@ -149,6 +159,12 @@ class ChunkWriter:
         self._offset += len(text)
         return self._chunk([choice])
 
+    def reasoning(self, text: str) -> dict[str, Any]:
+        """Reasoning goes in ``reasoning_content``, as DeepSeek's API and llama-server
+        send it."""
+        delta = {"reasoning_content": text}
+        return self._chunk([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}])
+
     def tool_calls(self, calls: list[ToolCall]) -> dict[str, Any]:
         delta = {"tool_calls": tool_calls_json(calls, with_index=True)}
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
@@ -182,6 +198,9 @@ class SseStream:
         if not delta.text and not delta.logprobs:
             return b""
         return sse(self.writer.delta(delta.text, delta.logprobs))
+
+    def reasoning(self, delta: ReasoningDelta) -> bytes:
+        return sse(self.writer.reasoning(delta.text)) if self.writer.chat else b""
 
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
         return sse(self.writer.tool_calls(list(calls)))
@@ -220,10 +239,13 @@ def completion_json(
     finished: Finished,
     tool_calls: list[ToolCall] | None = None,
     logprobs: dict[str, Any] | None = None,
+    reasoning: str = "",
 ) -> dict[str, Any]:
     reason = finish_reason(finished)
     if chat:
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if reasoning:
+            message["reasoning_content"] = reasoning
         if tool_calls:
             message["tool_calls"] = tool_calls_json(tool_calls)
         else:

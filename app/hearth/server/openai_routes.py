@@ -58,7 +58,7 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
     @router.get("/v1/models")
     async def list_models() -> dict[str, Any]:
         info = engine.info
-        loaded = [model_json(info)] if info else []
+        loaded = [model_json(info, engine.loaded_traits)] if info else []
         return {
             "object": "list",
             "data": loaded + [catalog_model_json(e) for e in models.available()],
@@ -67,7 +67,9 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
     @router.get("/v1/models/{model_id:path}")
     async def get_model(model_id: str) -> dict[str, Any]:
         found = models.lookup(model_id)
-        return model_json(found) if isinstance(found, ModelInfo) else catalog_model_json(found)
+        if isinstance(found, ModelInfo):
+            return model_json(found, engine.loaded_traits)
+        return catalog_model_json(found)
 
     @router.post(
         "/v1/chat/completions", response_model=None, openapi_extra=json_body(ChatCompletionRequest)
@@ -77,7 +79,7 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
         body = await parse_body(request, ChatCompletionRequest)
         tools = tuple(body.tool_specs())
         choice = tool_choice(body) if tools else ToolChoice()
-        prompt = ChatPrompt(tuple(body.chat_messages()), tools, choice)
+        prompt = ChatPrompt(tuple(body.chat_messages()), tools, choice, body.template_kwargs())
         params = body.to_sampling(default_max_tokens=None, logprobs=body.logprob_count(chat=True))
         generation = await pipeline.start(
             PipelineRequest(body.model, prompt, params, output_format(body), request_id(request))
@@ -173,6 +175,7 @@ async def _respond(
             text=echo + result.text,
             finished=result.finished,
             tool_calls=list(result.calls),
+            reasoning=result.reasoning,
             logprobs=logprobs_json(result.logprobs, chat=chat, start_offset=len(echo))
             if body.logprob_count(chat) is not None
             else None,

@@ -54,6 +54,7 @@ class Message(_Lenient):
     name: str | None = None
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
+    reasoning_content: str | None = None  # an earlier turn's reasoning, sent back
 
     def text(self) -> str:
         if self.content is None:
@@ -172,6 +173,16 @@ class ChatCompletionRequest(SamplingFields):
     messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
     tools: list[ToolIn] | None = Field(default=None, max_length=128)
     tool_choice: str | dict[str, Any] | None = None
+    chat_template_kwargs: dict[str, Any] | None = Field(default=None, max_length=64)
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+
+    def template_kwargs(self) -> dict[str, Any]:
+        """Values for the chat template: ``chat_template_kwargs`` as llama-server and vLLM
+        take them (``enable_thinking`` ...), and OpenAI's ``reasoning_effort``."""
+        kwargs = dict(self.chat_template_kwargs or {})
+        if self.reasoning_effort is not None:
+            kwargs.setdefault("reasoning_effort", self.reasoning_effort)
+        return kwargs
 
     def chat_messages(self) -> list[ChatMessage]:
         return [
@@ -189,6 +200,7 @@ class ChatCompletionRequest(SamplingFields):
                     for i, c in enumerate(m.tool_calls or ())
                 ),
                 tool_call_id=m.tool_call_id,
+                reasoning=m.reasoning_content or "",
             )
             for m in self.messages
         ]

@@ -24,6 +24,7 @@ from hearth.core.generation import (
     Finished,
     FinishReason,
     GenerationRequest,
+    ReasoningDelta,
     TextDelta,
     TokenLogprob,
     ToolCall,
@@ -34,14 +35,15 @@ from hearth.core.model_info import ModelInfo
 from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
-from hearth.engine.tool_calls import ToolCallFilter, ToolFormat, call_grammar, parse_output
+from hearth.engine.tool_calls import ToolFormat, call_grammar
 from hearth.server.model_manager import ModelManager
+from hearth.server.reply import ReplyShape, marker_texts
 
 log = logging.getLogger(__name__)
 
 _DISCONNECT_POLL_S = 0.25
 
-PipelineEvent = TextDelta | ToolCallsMade | Finished | Failed
+PipelineEvent = TextDelta | ReasoningDelta | ToolCallsMade | Finished | Failed
 GenerationObserver = Callable[[str, str, Finished], None]
 """Told (request id, model id, finished event) when a generation ends."""
 
@@ -51,6 +53,7 @@ class StreamEncoder(Protocol):
 
     def opening(self) -> bytes: ...
     def text(self, delta: TextDelta) -> bytes: ...
+    def reasoning(self, delta: ReasoningDelta) -> bytes: ...
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes: ...
     def failed(self, error: HearthError) -> bytes: ...
     def finished(self, finished: Finished) -> bytes: ...
@@ -95,6 +98,8 @@ class ChatPrompt:
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
+    # The client's chat_template_kwargs (enable_thinking, reasoning_effort ...).
+    template_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def offered_tools(self) -> list[ToolSpec]:
         """The tools shown to the model: none when the client said "none"."""
@@ -138,12 +143,14 @@ class PipelineRequest:
 
 @dataclass(frozen=True)
 class Result:
-    """A whole reply: its text (tool calls taken out), calls, and how it ended."""
+    """A whole reply: its text (reasoning and tool calls taken out), calls, and how it
+    ended."""
 
     text: str
     calls: tuple[ToolCall, ...]
     finished: Finished
     logprobs: tuple[TokenLogprob, ...] = ()
+    reasoning: str = ""
 
 
 class Pipeline:
@@ -163,7 +170,9 @@ class Pipeline:
     async def count_tokens(self, model: str | None, prompt: ChatPrompt) -> int:
         """How many tokens ``prompt`` takes as the model's chat template renders it."""
         await self.resolve(model)
-        text = self.engine.render_chat(prompt.messages, prompt.offered_tools())
+        text = self.engine.render_chat(
+            prompt.messages, prompt.offered_tools(), prompt.template_kwargs
+        )
         return len(await asyncio.to_thread(self.engine.tokenize_prompt, text))
 
     async def start(self, request: PipelineRequest) -> Generation:
@@ -172,14 +181,20 @@ class Pipeline:
         engine, prompt = self.engine, request.prompt
         tool_format: ToolFormat | None = None
         forced: str | None = None
+        shape = ReplyShape()
         if isinstance(prompt, ChatPrompt):
             tools = prompt.offered_tools()
             tool_format = engine.tool_format if tools else None
-            text = engine.render_chat(prompt.messages, tools)
+            text = engine.render_chat(prompt.messages, tools, prompt.template_kwargs)
             forced = await asyncio.to_thread(  # a big tool schema compiles slowly
                 _forced_call_grammar, tools, prompt.tool_choice, tool_format
             )
-            gen = GenerationRequest(prompt=text, params=request.params)
+            shape = ReplyShape(engine.reasoning, text, tool_format, tuple(tools))
+            # The markers the reply is taken apart by must reach the text, as
+            # llama-server's preserved_tokens do; other control tokens stay hidden.
+            keep = engine.preserved_token_ids(marker_texts(shape.reasoning, tool_format))
+            params = replace(request.params, preserved_tokens=keep)
+            gen = GenerationRequest(prompt=text, params=params)
         elif isinstance(prompt, TextPrompt):
             gen = GenerationRequest(prompt=prompt.text, params=request.params)
         elif isinstance(prompt, TokenPrompt):
@@ -192,7 +207,9 @@ class Pipeline:
             gen, params=replace(gen.params, grammar=grammar), request_id=request.request_id
         )
         stream = await engine.start(gen)
-        return Generation(stream, info, tool_format, request.request_id, self._observer)
+        return Generation(
+            stream, info, tool_format, request.request_id, self._observer, shape=shape
+        )
 
 
 class Generation:
@@ -205,44 +222,46 @@ class Generation:
         tool_format: ToolFormat | None,
         request_id: str,
         observer: GenerationObserver | None,
+        *,
+        shape: ReplyShape | None = None,
     ) -> None:
         self.info = info
         self.tool_format = tool_format
+        self.shape = shape or ReplyShape(tool_format=tool_format)
         self.request_id = request_id
         self.prompt_tokens = stream.prompt_tokens
         self._stream = stream
         self._observer = observer
 
     async def events(self) -> AsyncIterator[PipelineEvent]:
-        """Text as it comes (tool-call text held back), then any calls, then the end.
+        """Reasoning and text as they come (tool-call text held back), then any calls,
+        then the end.
 
         The last event is ``Finished`` (reason TOOL_CALLS when the reply was calls) or
         ``Failed``. Leaving early cancels the generation.
         """
-        tool_filter = ToolCallFilter(self.tool_format) if self.tool_format else None
+        splitter = self.shape.splitter()
         try:
             async for event in self._stream:
                 if isinstance(event, TextDelta):
-                    if tool_filter is None:
-                        yield event
-                        continue
-                    text = tool_filter.feed(event.text)
-                    if text or event.logprobs:
-                        yield TextDelta(text, event.logprobs)
+                    part = splitter.feed(event.text)
+                    if part.reasoning:
+                        yield ReasoningDelta(part.reasoning)
+                    if part.content or event.logprobs:
+                        yield TextDelta(part.content, event.logprobs)
                     continue
                 self._observe(event)
                 if event.reason is FinishReason.ERROR:
                     yield Failed(_engine_failure(event))
                     return
-                calls: tuple[ToolCall, ...] = ()
-                if tool_filter is not None:
-                    parsed = tool_filter.finish()
-                    if parsed.content:
-                        yield TextDelta(parsed.content)
-                    calls = tuple(parsed.calls)
-                    if calls:
-                        yield ToolCallsMade(calls)
-                yield replace(event, reason=FinishReason.TOOL_CALLS) if calls else event
+                end = splitter.finish()
+                if end.reasoning:
+                    yield ReasoningDelta(end.reasoning)
+                if end.content:
+                    yield TextDelta(end.content)
+                if end.calls:
+                    yield ToolCallsMade(end.calls)
+                yield replace(event, reason=FinishReason.TOOL_CALLS) if end.calls else event
         except HearthError as exc:
             yield Failed(exc)
         finally:
@@ -258,6 +277,8 @@ class Generation:
             async for event in self.events():
                 if isinstance(event, TextDelta):
                     chunk = encoder.text(event)
+                elif isinstance(event, ReasoningDelta):
+                    chunk = encoder.reasoning(event)
                 elif isinstance(event, ToolCallsMade):
                     chunk = encoder.tool_calls(event.calls)
                 elif isinstance(event, Failed):
@@ -306,14 +327,10 @@ class Generation:
         self._observe(finished)
         if finished.reason is FinishReason.ERROR:
             raise _engine_failure(finished)
-        text = "".join(parts)
-        calls: tuple[ToolCall, ...] = ()
-        if self.tool_format is not None:
-            parsed = parse_output(text, self.tool_format)
-            text, calls = parsed.content, tuple(parsed.calls)
-        if calls:
+        reply = self.shape.splitter().whole(parts)
+        if reply.calls:
             finished = replace(finished, reason=FinishReason.TOOL_CALLS)
-        return Result(text, calls, finished, tuple(logprobs))
+        return Result(reply.content, reply.calls, finished, tuple(logprobs), reply.reasoning)
 
     def cancel(self) -> None:
         """Free the slot (within one step) unless the generation already ended."""

@@ -8,7 +8,14 @@ import time
 from typing import Any
 
 from hearth.core.errors import HearthError
-from hearth.core.generation import Finished, FinishReason, TextDelta, ToolCall, Usage
+from hearth.core.generation import (
+    Finished,
+    FinishReason,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from hearth.server.responses_schemas import ResponsesRequest
 
 
@@ -45,6 +52,8 @@ class ResponseWriter:
         self._text: str | None = None  # the open message's text, while one is open
         # The finished response object (completed or incomplete), once there is one.
         self.final: dict[str, Any] | None = None
+        self.reasoning_id = _id("rs")
+        self._thought: str | None = None  # the open reasoning item's text, while open
 
     # ------------------------------------------------------------ whole responses
     def response(
@@ -73,9 +82,11 @@ class ResponseWriter:
         }  # fmt: skip
 
     def complete(
-        self, text: str, calls: tuple[ToolCall, ...], finished: Finished
+        self, text: str, calls: tuple[ToolCall, ...], finished: Finished, reasoning: str = ""
     ) -> dict[str, Any]:
         """The non-streamed response."""
+        if reasoning:
+            self._output.append(self._reasoning(reasoning, "completed"))
         if text or not calls:
             self._output.append(self._message(text, "completed"))
         self._output.extend(self._call(call, "completed") for call in calls)
@@ -86,6 +97,12 @@ class ResponseWriter:
         content = [_text_part(text)] if status == "completed" else []
         return {"type": "message", "id": self.message_id, "status": status,
                 "role": "assistant", "content": content}  # fmt: skip
+
+    def _reasoning(self, text: str, status: str) -> dict[str, Any]:
+        """A ``reasoning`` item: the model's thinking as ``reasoning_text`` content."""
+        content = [{"type": "reasoning_text", "text": text}] if status == "completed" else []
+        return {"type": "reasoning", "id": self.reasoning_id, "status": status,
+                "summary": [], "content": content}  # fmt: skip
 
     @staticmethod
     def _call(call: ToolCall, status: str) -> dict[str, Any]:
@@ -105,11 +122,35 @@ class ResponseWriter:
             "response.in_progress", response=snapshot
         )
 
+    def reasoning(self, delta: ReasoningDelta) -> bytes:
+        out = self.close_text()
+        index = len(self._output)
+        if self._thought is None:
+            self._thought = ""
+            out += self.event("response.output_item.added", output_index=index,
+                              item=self._reasoning("", "in_progress"))  # fmt: skip
+        self._thought += delta.text
+        return out + self.event(
+            "response.reasoning_text.delta", item_id=self.reasoning_id, output_index=index,
+            content_index=0, delta=delta.text,
+        )  # fmt: skip
+
+    def close_reasoning(self) -> bytes:
+        if self._thought is None:
+            return b""
+        text, self._thought = self._thought, None
+        index, item = len(self._output), self._reasoning(text, "completed")
+        self._output.append(item)
+        return self.event(
+            "response.reasoning_text.done", item_id=self.reasoning_id, output_index=index,
+            content_index=0, text=text,
+        ) + self.event("response.output_item.done", output_index=index, item=item)  # fmt: skip
+
     def text(self, text_delta: TextDelta) -> bytes:
         if not text_delta.text:
             return b""
         delta = text_delta.text
-        out = b""
+        out = self.close_reasoning()
         if self._text is None:
             self._text = ""
             index = len(self._output)
@@ -139,7 +180,7 @@ class ResponseWriter:
         )  # fmt: skip
 
     def tool_calls(self, calls: tuple[ToolCall, ...]) -> bytes:
-        out = self.close_text()
+        out = self.close_reasoning() + self.close_text()
         for call in calls:
             index, item_id = len(self._output), f"fc_{call.id}"
             done = self._call(call, "completed")
@@ -167,7 +208,7 @@ class ResponseWriter:
 
     def finished(self, finished: Finished) -> bytes:
         status = _status(finished)
-        out = self.close_text()
+        out = self.close_reasoning() + self.close_text()
         kind = "response.completed" if status == "completed" else "response.incomplete"
         self.final = self.response(status, finished)
         return out + self.event(kind, response=self.final)

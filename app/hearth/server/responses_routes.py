@@ -50,7 +50,7 @@ def responses_router(pipeline: Pipeline, store: ResponseStore) -> APIRouter:
         tools = tuple(body.tool_specs())
         choice = body.choice() if tools else ToolChoice()
         messages = body.chat_messages([InputItem.model_validate(item) for item in history])
-        prompt = ChatPrompt(tuple(messages), tools, choice)
+        prompt = ChatPrompt(tuple(messages), tools, choice, body.template_kwargs())
         generation = await pipeline.start(
             PipelineRequest(
                 body.model, prompt, body.to_sampling(), body.output_format(), request_id(request)
@@ -68,7 +68,7 @@ def responses_router(pipeline: Pipeline, store: ResponseStore) -> APIRouter:
             chunks = _kept_when_final(generation.encode(writer), writer, keep)
             return StreamingResponse(chunks, media_type="text/event-stream", headers=SSE_HEADERS)
         result = await generation.collect(request.is_disconnected)
-        response = writer.complete(result.text, result.calls, result.finished)
+        response = writer.complete(result.text, result.calls, result.finished, result.reasoning)
         await keep()
         return JSONResponse(response)
 

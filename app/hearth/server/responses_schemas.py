@@ -9,6 +9,7 @@ and a ``previous_response_id``; the route then puts the stored conversation firs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,6 +61,10 @@ class TextIn(_Lenient):
     format: TextFormatIn | None = None
 
 
+class ReasoningIn(_Lenient):
+    effort: Literal["minimal", "low", "medium", "high"] | None = None
+
+
 class ResponsesRequest(_Lenient):
     model: str | None = None
     # The item count is bounded; a string is bounded by the body limit only.
@@ -74,6 +79,12 @@ class ResponsesRequest(_Lenient):
     stream: bool = False
     previous_response_id: str | None = None
     store: bool = True
+    reasoning: ReasoningIn | None = None
+
+    def template_kwargs(self) -> dict[str, Any]:
+        """``reasoning.effort`` as the chat template's ``reasoning_effort`` (gpt-oss)."""
+        effort = self.reasoning.effort if self.reasoning else None
+        return {"reasoning_effort": effort} if effort else {}
 
     def input_items(self) -> list[InputItem]:
         """The new input as items (a string is one user message)."""
@@ -144,15 +155,20 @@ def _text(content: str | list[ContentIn] | None, where: str) -> str:
 
 def _add_item(out: list[ChatMessage], item: InputItem, where: str, calls: set[str]) -> None:
     """Append ``item`` to the chat; ``calls`` gathers the call ids an output may answer."""
+    last = out[-1] if out else None
+    thinking = last is not None and last.role == "assistant" and not last.content
     if item.type == "message":
         role = "system" if item.role == "developer" else item.role or "user"
-        out.append(ChatMessage(role, _text(item.content, where)))
+        text = _text(item.content, where)
+        if role == "assistant" and thinking and last is not None and not last.tool_calls:
+            out[-1] = replace(last, content=text)  # the reasoning item's own turn
+        else:
+            out.append(ChatMessage(role, text))
     elif item.type == "function_call":
         call = ToolCall(item.call_id or f"call_{len(out)}", item.name or "", item.arguments or "{}")
         calls.add(call.id)
-        last = out[-1] if out else None
         if last is not None and last.role == "assistant":  # parallel calls: one turn
-            out[-1] = ChatMessage("assistant", last.content, (*last.tool_calls, call))
+            out[-1] = replace(last, tool_calls=(*last.tool_calls, call))
         else:
             out.append(ChatMessage("assistant", "", (call,)))
     elif item.type == "function_call_output":
@@ -163,5 +179,8 @@ def _add_item(out: list[ChatMessage], item: InputItem, where: str, calls: set[st
                 param=where,
             )
         out.append(ChatMessage("tool", _text(item.output, where), tool_call_id=item.call_id))
-    elif item.type != "reasoning":  # earlier reasoning is not sent back to the model
+    elif item.type == "reasoning":  # opens the assistant turn its message or calls join
+        text = "".join(p.text or "" for p in item.content or () if not isinstance(p, str))
+        out.append(ChatMessage("assistant", "", reasoning=text))
+    else:
         raise InvalidRequestError(f"Unsupported input item type {item.type!r}.", param=where)

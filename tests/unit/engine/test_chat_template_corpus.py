@@ -137,7 +137,12 @@ def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.content} for m in messages]
 
 
-def mismatches(source: str) -> list[str]:
+# Templates that pipe a lazy Jinja ``map`` into ``tojson``: json.dumps (so transformers)
+# refuses the generator, llama.cpp renders it as a list, and so does Hearth.
+RENDERS_BEYOND_REFERENCE = frozenset({"llama-cpp-deepseek-r1.jinja"})
+
+
+def mismatches(source: str, name: str = "") -> list[str]:
     """Each shape where Hearth and the oracle disagree (text, or render vs refusal)."""
     hearth = ChatTemplate(source, bos_token=BOS, eos_token=EOS)
     if hearth.compile_error is not None:
@@ -160,6 +165,8 @@ def mismatches(source: str) -> list[str]:
             if expected is not None:
                 problems.append(f"[{shape}] Hearth refused: {exc.message}")
             continue
+        if expected is None and name in RENDERS_BEYOND_REFERENCE:
+            continue
         if got != expected:
             problems.append(f"[{shape}] differs: {got!r:.200} vs {expected!r:.200}")
     return problems
@@ -171,7 +178,7 @@ def test_corpus_renders_like_transformers(llama_cpp_templates: Path) -> None:
     failures = {
         path.name: problems
         for path in files
-        if (problems := mismatches(path.read_text(encoding="utf-8")))
+        if (problems := mismatches(path.read_text(encoding="utf-8"), path.name))
     }
     assert failures == {}
 

@@ -27,6 +27,7 @@ from hearth.core.generation import (
     Failed,
     Finished,
     FinishReason,
+    ReasoningDelta,
     TextDelta,
     Timings,
     ToolCall,
@@ -217,6 +218,7 @@ class RemoteGeneration(Generation):
 
     async def collect(self, is_disconnected: Callable[[], Awaitable[bool]]) -> Result:
         parts: list[str] = []
+        thoughts: list[str] = []
         calls: tuple[ToolCall, ...] = ()
 
         async def consume() -> Finished:
@@ -224,6 +226,8 @@ class RemoteGeneration(Generation):
             async for event in self.events():
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    thoughts.append(event.text)
                 elif isinstance(event, ToolCallsMade):
                     calls = event.calls
                 elif isinstance(event, Failed):
@@ -247,7 +251,7 @@ class RemoteGeneration(Generation):
             cancelled = Finished(FinishReason.CANCELLED, Usage(0, 0), request_id=self.request_id)
             return Result("".join(parts), calls, cancelled)
         finished = task.result()
-        return Result("".join(parts), calls, finished)
+        return Result("".join(parts), calls, finished, reasoning="".join(thoughts))
 
     def cancel(self) -> None:
         """Close the connection: the engine stops generating (within its next step)."""

@@ -1,0 +1,67 @@
+"""What a loaded model can do, read off its chat template, vocabulary and metadata.
+
+Clients choose models by this: VS Code Copilot's model picker lists only models whose
+Ollama ``/api/show`` says ``tools``, and reasoning-aware clients look for ``thinking``.
+It is worked out once at load, from the same detection the generation path uses, so
+what a model advertises and how its replies are parsed cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from hearth.engine.reasoning import ReasoningSpec, detect_reasoning
+from hearth.engine.tool_calls import ToolFormat, detect_format
+
+
+@dataclass(frozen=True)
+class ModelTraits:
+    """The model family's formats and what it can be asked to do.
+
+    ``tool_format`` is the call syntax replies are parsed with (always set: models whose
+    template knows no tools are shown them in Hermes form); ``tools`` says whether the
+    template itself renders a tool list, which is what "supports tools" means to clients.
+    ``reasoning`` is read off the template or else the vocabulary, so a reply that opens
+    with ``<think>`` is split either way; but only a template that writes reasoning
+    makes a thinking model (Qwen3-Coder shares Qwen3's vocabulary and does not think).
+    """
+
+    tool_format: ToolFormat
+    reasoning: ReasoningSpec | None
+    tools: bool
+    fim: bool
+    embedding_only: bool
+    thinking: bool  # the template has a reasoning block (the vocabulary alone is no sign)
+
+    def capabilities(self) -> list[str]:
+        """Ollama's capability names, in Ollama's order."""
+        if self.embedding_only:
+            return ["embedding"]
+        names = ["completion"]
+        names += ["tools"] if self.tools else []
+        names += ["insert"] if self.fim else []
+        names += ["thinking"] if self.thinking else []
+        return names
+
+
+def model_traits(
+    template: str | None,
+    markers: Collection[str],
+    metadata: Mapping[str, str],
+    *,
+    fim: bool,
+) -> ModelTraits:
+    """Detect the family from the template (``None`` when the model ships none) and the
+    vocabulary's marker tokens; encoder-only models (a pooling type, no chat template)
+    are embedding models."""
+    arch = metadata.get("general.architecture", "")
+    pooled = f"{arch}.pooling_type" in metadata
+    return ModelTraits(
+        tool_format=detect_format(template, markers),
+        reasoning=detect_reasoning(template, markers),
+        tools=template is not None and "tools" in template,
+        fim=fim,
+        embedding_only=pooled and template is None,
+        thinking=detect_reasoning(template) is not None,
+    )

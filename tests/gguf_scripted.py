@@ -1,0 +1,169 @@
+"""Scripted GGUF models: greedy decoding emits a chosen token sequence, whatever the prompt.
+
+Random weights can't be made to write a tool call, so these models are built by hand:
+
+- one llama block whose attention output and FFN down projections are zero, so the
+  residual stream at the last position is just the current token's embedding;
+- every ordinary token embeds along axis 0, and the i-th script token along axis i + 1;
+- the output matrix maps axis 0 to the first script token, axis i + 1 to script token
+  i + 1, and the last axis to EOS.
+
+So after any prompt (whose last token is ordinary) the model "answers" with exactly the
+script. The next token depends on the current one only, and llama.cpp wants token texts
+unique, so a script never repeats a token (harmony's two ``<|channel|>`` messages take
+two scripts). Markers that are control
+tokens in the family's real vocabulary are CONTROL here too, so the engine must keep
+them as text the way llama-server does, or the reply cannot be parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+from gguf_factory import (
+    EOS_ID,
+    IM_END,
+    IM_START,
+    LlamaSpec,
+    Vocab,
+    prefixes,
+    tensor_shapes,
+    write_llama,
+)
+
+SPEC = LlamaSpec(n_embd=256, n_ff=256, n_layer=1, n_head=4, n_head_kv=4, context_length=4096)
+_SCALE = 4.0  # embedding length; RMSNorm makes the scale irrelevant, it only must not be 0
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One script token: its text, and whether the family's vocabulary has it as a
+    CONTROL token (dropped from text unless kept) or USER_DEFINED (always text)."""
+
+    text: str
+    kind: str = "normal"  # normal | control | user
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family as the scripted model needs it: its control and user-defined
+    marker tokens (the prompt's and the reply's)."""
+
+    controls: tuple[str, ...] = ()
+    user_defined: tuple[str, ...] = ()
+
+
+def split_script(reply: str, family: Family) -> list[Piece]:
+    """``reply`` cut at the family's markers: each marker one token of its kind, the text
+    between one ordinary token each."""
+    markers = sorted(
+        [(m, "control") for m in family.controls] + [(m, "user") for m in family.user_defined],
+        key=lambda item: -len(item[0]),
+    )
+    pieces: list[Piece] = []
+    text = ""
+    i = 0
+    while i < len(reply):
+        hit = next(((m, k) for m, k in markers if reply.startswith(m, i)), None)
+        if hit is None:
+            text += reply[i]
+            i += 1
+            continue
+        if text:
+            pieces.append(Piece(text))
+            text = ""
+        pieces.append(Piece(hit[0], hit[1]))
+        i += len(hit[0])
+    if text:
+        pieces.append(Piece(text))
+    return pieces
+
+
+def _ordinary_pieces() -> list[str]:
+    """Characters and a few words, so any prompt tokenizes (bytes cover the rest)."""
+    out = ["\u2581"] + [chr(c) for c in range(33, 127)]
+    for word in ("the", "user", "assistant", "system", "tool", "weather", "Paris"):
+        out += prefixes("\u2581" + word)
+    return out
+
+
+def scripted_vocab(family: Family, script: Sequence[Piece]) -> tuple[Vocab, list[int]]:
+    """The vocabulary, and the id of each script position.
+
+    llama.cpp requires every token text to be unique, so a script may not repeat a
+    token: its markers are its own entries, and ordinary pieces that equal a script
+    text are left out (byte fallback still spells them in prompts).
+    """
+    texts = [p.text.replace(" ", "\u2581") if p.kind == "normal" else p.text for p in script]
+    repeated = sorted({t for t in texts if texts.count(t) > 1})
+    if repeated:
+        raise ValueError(f"a script cannot repeat a token: {repeated}")
+    taken = set(texts)
+    tt = gguf.TokenType
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256))]
+    types = [tt.UNKNOWN, tt.CONTROL, tt.CONTROL] + [tt.BYTE] * 256
+    prompt_markers = [(m, tt.CONTROL) for m in (IM_START, IM_END, *family.controls)]
+    prompt_markers += [(m, tt.USER_DEFINED) for m in family.user_defined]
+    for marker, kind in prompt_markers:
+        if marker not in tokens and marker not in taken:
+            tokens.append(marker)
+            types.append(kind)
+    n_head = len(tokens)
+    for piece in _ordinary_pieces():
+        if piece not in tokens and piece not in taken:
+            tokens.append(piece)
+            types.append(tt.NORMAL)
+    ids = list(range(len(tokens), len(tokens) + len(texts)))
+    kinds = {"normal": tt.NORMAL, "control": tt.CONTROL, "user": tt.USER_DEFINED}
+    tokens += texts
+    types += [kinds[p.kind] for p in script]
+    scores = [0.0] * n_head + [-float(i) for i in range(len(tokens) - n_head)]
+    for i in ids:  # never preferred by the tokenizer over the ordinary pieces
+        scores[i] = -1e6
+    return Vocab(tokens=tokens, scores=scores, types=[int(t) for t in types]), ids
+
+
+def _weights(vocab: Vocab, ids: Sequence[int]) -> dict[str, np.ndarray]:
+    if len(ids) + 1 > SPEC.n_embd:
+        raise ValueError(f"a script of {len(ids)} tokens needs n_embd > {len(ids)}")
+    names = {k: gguf.TENSOR_NAMES[k].format(bid=0) + ".weight" for k in gguf.MODEL_TENSOR}
+    shapes = tensor_shapes(SPEC, len(vocab.tokens))
+    t = gguf.MODEL_TENSOR
+    embd = np.zeros(shapes[names[t.TOKEN_EMBD]], dtype=np.float32)
+    embd[:, 0] = _SCALE
+    output = np.zeros(shapes[names[t.OUTPUT]], dtype=np.float32)
+    for axis, token in enumerate(ids, start=1):
+        embd[token, 0] = 0.0
+        embd[token, axis] = _SCALE
+    chain = [*ids, EOS_ID]
+    for axis, nxt in enumerate(chain):  # axis 0 (any ordinary token) -> the first
+        output[nxt, axis] = 1.0
+    return {
+        names[t.TOKEN_EMBD]: embd,
+        names[t.OUTPUT]: output,
+        names[t.ATTN_OUT]: np.zeros(shapes[names[t.ATTN_OUT]], dtype=np.float32),
+        names[t.FFN_DOWN]: np.zeros(shapes[names[t.FFN_DOWN]], dtype=np.float32),
+    }
+
+
+def write_scripted(
+    path: Path, *, template: str | None, family: Family, reply: str, name: str = "scripted"
+) -> Path:
+    """A GGUF whose greedy reply is ``reply`` (cut at ``family``'s markers), with
+    ``template`` as its chat template."""
+    script = split_script(reply, family)
+    vocab, ids = scripted_vocab(family, script)
+    return write_llama(
+        path,
+        SPEC,
+        vocab,
+        name=name,
+        dtype="F32",
+        chat_template=template,
+        weights=_weights(vocab, ids),
+    )
