@@ -115,13 +115,22 @@ class RemoteBackend:
         try:
             response = await self.client.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
-            raise self._transport_error(exc) from None
+            raise self.failed(request.request_id, info.id, self._transport_error(exc)) from None
         if response.status_code >= 400:
-            raise await self._status_error(response, model)
+            error = await self._status_error(response, model)
+            raise self.failed(request.request_id, info.id, error)
         log.debug("request %s streaming from engine %s", request.request_id, self.name)
         return RemoteGeneration(
             self, response, decoder, info=info, request_id=request.request_id, started=started
         )
+
+    def failed(self, request_id: str, model: str, error: HearthError) -> HearthError:
+        """``error``, after telling the observer, so the request log names the engine
+        of a request that failed as well as of one it served."""
+        usage = Usage(0, 0)
+        self.observe(request_id, model, Finished(FinishReason.ERROR, usage, error=error.message,
+                                                 request_id=request_id))  # fmt: skip
+        return error
 
     def observe(self, request_id: str, model: str, finished: Finished) -> None:
         if self._observer is None:
@@ -138,7 +147,7 @@ class RemoteBackend:
         if isinstance(exc, httpx.ConnectTimeout):
             what = f"no connection to {self.spec.url} within the connect timeout"
         elif isinstance(exc, httpx.ConnectError):
-            what = f"cannot connect to {self.spec.url}; is it running? ({describe_error(exc)})"
+            what = f"cannot connect to {self.spec.url}; is it running? ({exc})"
         else:
             what = f"the request to {self.spec.url} failed ({describe_error(exc)})"
         return RemoteEngineError(self.name, what)
@@ -208,7 +217,7 @@ class RemoteGeneration(Generation):
         """Text, then any tool calls, then ``Finished``, or ``Failed`` naming the engine."""
         try:
             async for event in self._wire_events():
-                if isinstance(event, TextDelta) and self._first_token is None:
+                if isinstance(event, TextDelta | ReasoningDelta) and self._first_token is None:
                     self._first_token = time.perf_counter()
                 yield event
                 if isinstance(event, Finished | Failed):
@@ -275,30 +284,38 @@ class RemoteGeneration(Generation):
                     yield converted
         except httpx.HTTPError as exc:
             log.warning("stream from engine %s broke: %s", name, describe_error(exc))
-            yield Failed(RemoteEngineError(name, f"the stream broke off halfway "
-                                                 f"({describe_error(exc)})."))  # fmt: skip
+            broke = f"the stream broke off halfway ({describe_error(exc)})."
+            yield self._failure(broke)
             return
         if not self._decoder.ended:
-            yield Failed(RemoteEngineError(name, "the stream ended before the reply finished."))
+            yield self._failure("the stream ended before the reply finished.")
 
     def _convert(self, event: WireEvent) -> PipelineEvent | None:
         if isinstance(event, StreamError):
-            return Failed(RemoteEngineError(self._backend.name, event.message))
+            return self._failure(event.message)
         if isinstance(event, StreamEnd):
             finished = self._finished(event)
             self.prompt_tokens = event.prompt_tokens
             self._backend.observe(self.request_id, self.info.id, finished)
             return finished
-        if isinstance(event, TextDelta) and not event.text:
+        if isinstance(event, TextDelta | ReasoningDelta) and not event.text:
             return None
         return event
 
+    def _failure(self, message: str) -> Failed:
+        error = RemoteEngineError(self._backend.name, message)
+        return Failed(self._backend.failed(self.request_id, self.info.id, error))
+
     def _finished(self, end: StreamEnd) -> Finished:
-        """Timings as measured at Hearth: what the user of this endpoint sees."""
+        """Time to first token as measured at Hearth (what this endpoint's user sees);
+        the decode rate as the engine measured it where it says (text held back, such
+        as a tool call's, reaches Hearth in one burst), else as seen here."""
         now = time.perf_counter()
         first = self._first_token or now
         decode_s = max(now - first, 1e-9)
-        rate = (end.completion_tokens - 1) / decode_s if end.completion_tokens > 1 else 0.0
+        rate = end.decode_tokens_per_s
+        if rate is None:
+            rate = (end.completion_tokens - 1) / decode_s if end.completion_tokens > 1 else 0.0
         ttft_ms = (first - self._started) * 1000.0
         timings = Timings(0.0, ttft_ms, ttft_ms, decode_s * 1000.0, rate)
         usage = Usage(end.prompt_tokens, end.completion_tokens, end.cached_tokens)

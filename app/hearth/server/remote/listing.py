@@ -10,6 +10,7 @@ from typing import Any
 
 from hearth.config.engines import EngineSpec
 from hearth.server.remote.probe import RemoteModel
+from hearth.server.remote.router import RemoteEngines
 
 
 def openai_model_json(model: RemoteModel, spec: EngineSpec | None) -> dict[str, Any]:
@@ -43,3 +44,19 @@ def ollama_tag_json(model: RemoteModel, spec: EngineSpec | None) -> dict[str, An
             "parameter_size": "", "quantization_level": "",
         },
     }  # fmt: skip
+
+
+async def openai_models(remote: object) -> list[dict[str, Any]]:
+    """The engines' models for ``/v1/models`` (none when remote engines are off)."""
+    if not isinstance(remote, RemoteEngines):
+        return []
+    specs = {spec.name: spec for spec in remote.engines()}
+    return [openai_model_json(m, specs.get(m.engine)) for m in await remote.models()]
+
+
+async def ollama_tags(remote: object) -> list[dict[str, Any]]:
+    """The engines' models for ``/api/tags``."""
+    if not isinstance(remote, RemoteEngines):
+        return []
+    specs = {spec.name: spec for spec in remote.engines()}
+    return [ollama_tag_json(m, specs.get(m.engine)) for m in await remote.models()]

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import ChatMessage, TextDelta, ToolCall
+from hearth.core.generation import ChatMessage, ReasoningDelta, TextDelta, ToolCall
 from hearth.core.sampling import SamplingParams
 from hearth.server.pipeline import (
     ChatPrompt,
@@ -22,7 +22,6 @@ from hearth.server.pipeline import (
     TextPrompt,
 )
 from hearth.server.remote.wire import (
-    ReasoningJoiner,
     StreamEnd,
     StreamError,
     WireEvent,
@@ -47,6 +46,9 @@ def request_body(request: PipelineRequest, model: str) -> tuple[str, dict[str, A
     prompt = request.prompt
     if isinstance(prompt, ChatPrompt):
         body["messages"] = messages_json(prompt.messages)
+        thinking = prompt.template_kwargs.get("enable_thinking")
+        if isinstance(thinking, bool):
+            body["think"] = thinking
         tools = prompt.offered_tools()
         if tools:
             body["tools"] = [
@@ -98,6 +100,8 @@ def messages_json(messages: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in messages:
         item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.reasoning:
+            item["thinking"] = message.reasoning
         if message.tool_calls:
             item["tool_calls"] = [
                 {"function": {"name": c.name, "arguments": _arguments(c.arguments)}}
@@ -123,7 +127,6 @@ class NdjsonDecoder:
 
     def __init__(self) -> None:
         self._calls: list[ToolCall] = []
-        self._reasoning = ReasoningJoiner()
         self.ended = False
 
     def feed(self, line: str) -> list[WireEvent]:
@@ -134,17 +137,18 @@ class NdjsonDecoder:
             return [StreamError(str(chunk["error"]))]
         raw = chunk.get("message")
         message: dict[str, Any] = raw if isinstance(raw, dict) else chunk
-        text = self._reasoning.reasoning(str(message.get("thinking") or ""))
-        text += self._reasoning.content(
-            str(message.get("content") or message.get("response") or "")
-        )
+        events: list[WireEvent] = []
+        if message.get("thinking"):
+            events.append(ReasoningDelta(str(message["thinking"])))
+        text = str(message.get("content") or message.get("response") or "")
+        if text:
+            events.append(TextDelta(text))
         for call in message.get("tool_calls") or ():
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and function.get("name"):
                 call_id = str(call.get("id") or new_call_id())
                 arguments = arguments_text(function.get("arguments"))
                 self._calls.append(ToolCall(call_id, str(function["name"]), arguments))
-        events: list[WireEvent] = [TextDelta(text)] if text else []
         if chunk.get("done"):
             events += self._end(chunk)
         return events
@@ -154,12 +158,13 @@ class NdjsonDecoder:
 
     def _end(self, chunk: dict[str, Any]) -> list[WireEvent]:
         self.ended = True
-        closing = self._reasoning.close()
-        events: list[WireEvent] = [TextDelta(closing)] if closing else []
-        events += calls_event(self._calls)
+        events = calls_event(self._calls)
+        evals, eval_ns = chunk.get("eval_count") or 0, chunk.get("eval_duration") or 0
+        rate = evals / (eval_ns / 1e9) if evals and eval_ns else None
         end = StreamEnd(
             finish_reason(chunk.get("done_reason"), bool(self._calls)),
             prompt_tokens=int(chunk.get("prompt_eval_count") or 0),
-            completion_tokens=int(chunk.get("eval_count") or 0),
+            completion_tokens=int(evals),
+            decode_tokens_per_s=rate,
         )
         return [*events, end]

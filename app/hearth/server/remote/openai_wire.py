@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import ChatMessage, TextDelta, ToolCall
+from hearth.core.generation import ChatMessage, ReasoningDelta, TextDelta, ToolCall
 from hearth.core.sampling import SamplingParams
 from hearth.server.pipeline import (
     ChatPrompt,
@@ -23,7 +23,6 @@ from hearth.server.pipeline import (
     TokenPrompt,
 )
 from hearth.server.remote.wire import (
-    ReasoningJoiner,
     StreamEnd,
     StreamError,
     WireEvent,
@@ -47,6 +46,8 @@ def request_body(request: PipelineRequest, model: str) -> tuple[str, dict[str, A
     prompt = request.prompt
     if isinstance(prompt, ChatPrompt):
         body["messages"] = [message_json(m) for m in prompt.messages]
+        if prompt.template_kwargs:  # vLLM, SGLang, llama-server and Hearth take these
+            body["chat_template_kwargs"] = prompt.template_kwargs
         tools = prompt.offered_tools()
         if tools:
             body["tools"] = [
@@ -117,6 +118,8 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
         ]  # fmt: skip
     if message.tool_call_id is not None:
         out["tool_call_id"] = message.tool_call_id
+    if message.reasoning:
+        out["reasoning_content"] = message.reasoning
     return out
 
 
@@ -140,7 +143,7 @@ class SseDecoder:
         self._reason: object = None
         self._stop: str | None = None
         self._usage: dict[str, Any] = {}
-        self._reasoning = ReasoningJoiner()
+        self._rate: float | None = None
         self.ended = False
 
     def feed(self, line: str) -> list[WireEvent]:
@@ -156,13 +159,15 @@ class SseDecoder:
             return [StreamError(_error_message(chunk["error"]))]
         if isinstance(chunk.get("usage"), dict):
             self._usage = chunk["usage"]
+        timings = chunk.get("timings")  # Hearth's and llama-server's own measurements
+        if isinstance(timings, dict):
+            rate = timings.get("decode_tokens_per_s") or timings.get("predicted_per_second")
+            self._rate = float(rate) if isinstance(rate, int | float) and rate > 0 else None
         events: list[WireEvent] = []
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
-            text = self._choice_text(choice)
-            if text:
-                events.append(TextDelta(text))
+            events += self._choice_events(choice)
             if choice.get("finish_reason"):
                 self._reason = choice["finish_reason"]
                 stop = choice.get("stop_reason")  # vLLM: the stop string that matched
@@ -173,19 +178,23 @@ class SseDecoder:
         """The connection closed: an end if the engine had finished, else nothing."""
         return self._end() if self._reason is not None and not self.ended else []
 
-    def _choice_text(self, choice: dict[str, Any]) -> str:
+    def _choice_events(self, choice: dict[str, Any]) -> list[WireEvent]:
         if "text" in choice:  # completions
-            return str(choice.get("text") or "")
+            text = str(choice.get("text") or "")
+            return [TextDelta(text)] if text else []
         delta = choice.get("delta") or {}
         if not isinstance(delta, dict):
-            return ""
-        thought = delta.get("reasoning_content") or delta.get("reasoning") or ""
-        text = self._reasoning.reasoning(str(thought)) if thought else ""
-        text += self._reasoning.content(str(delta.get("content") or ""))
+            return []
+        events: list[WireEvent] = []
+        thought = delta.get("reasoning_content") or delta.get("reasoning")  # vLLM, llama-server
+        if thought:
+            events.append(ReasoningDelta(str(thought)))
+        if delta.get("content"):
+            events.append(TextDelta(str(delta["content"])))
         for call in delta.get("tool_calls") or ():
             if isinstance(call, dict):
                 self._call_delta(call)
-        return text
+        return events
 
     def _call_delta(self, call: dict[str, Any]) -> None:
         index = call.get("index", len(self._calls))
@@ -200,16 +209,12 @@ class SseDecoder:
         if self.ended:
             return []
         self.ended = True
-        events: list[WireEvent] = []
-        closing = self._reasoning.close()
-        if closing:
-            events.append(TextDelta(closing))
         calls = [
             ToolCall(p.id or new_call_id(), p.name, "".join(p.arguments) or "{}")
             for _, p in sorted(self._calls.items())
             if p.name
         ]
-        events += calls_event(calls)
+        events = calls_event(calls)
         usage = self._usage
         details = usage.get("prompt_tokens_details") or {}
         end = StreamEnd(
@@ -219,6 +224,7 @@ class SseDecoder:
             cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict)
             else 0,
             stop_sequence=self._stop,
+            decode_tokens_per_s=self._rate,
         )  # fmt: skip
         return [*events, end]
 

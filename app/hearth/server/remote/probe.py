@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from hearth.config.engines import EngineKind, EngineSpec
+from hearth.server.remote.hops import HOP_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,11 @@ class ProbeResult:
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    """What Hearth sends with every call to an engine: the hop mark and its key."""
+    headers = {HOP_HEADER: "1"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
 
 
 def ollama_model_id(name: str) -> str:

@@ -29,6 +29,7 @@ from hearth.server.remote.backend import (
     RemoteBackend,
 )
 from hearth.server.remote.errors import RemoteEngineError
+from hearth.server.remote.hops import via_gateway
 from hearth.server.remote.probe import RemoteModel, describe_error, list_models, ollama_model_id
 
 log = logging.getLogger(__name__)
@@ -72,8 +73,9 @@ class RemoteEngines:
         return engines
 
     def serves(self, model: str | None) -> bool:
-        """Whether ``model`` names a registered engine's model (``engine/model``)."""
-        return self._split(model) is not None
+        """Whether ``model`` names a registered engine's model (``engine/model``); never
+        for a request another Hearth sent (see hops)."""
+        return not via_gateway() and self._split(model) is not None
 
     async def resolve(self, model: str) -> ModelInfo:
         backend, remote_id = self._route(model)
@@ -86,7 +88,7 @@ class RemoteEngines:
 
     async def models(self) -> list[RemoteModel]:
         """Every engine's models (engines that do not answer in time are left out)."""
-        specs = self.engines()
+        specs = () if via_gateway() else self.engines()
         lists = await asyncio.gather(*(self._models_of(spec) for spec in specs))
         return [model for models in lists for model in models]
 

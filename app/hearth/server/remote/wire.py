@@ -13,7 +13,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from hearth.core.generation import FinishReason, TextDelta, ToolCall, ToolCallsMade
+from hearth.core.generation import (
+    FinishReason,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallsMade,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,7 @@ class StreamEnd:
     completion_tokens: int = 0
     cached_tokens: int = 0
     stop_sequence: str | None = None
+    decode_tokens_per_s: float | None = None  # as the engine measured it, if it says
 
 
 @dataclass(frozen=True)
@@ -34,39 +41,7 @@ class StreamError:
     message: str
 
 
-WireEvent = TextDelta | ToolCallsMade | StreamEnd | StreamError
-
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-
-class ReasoningJoiner:
-    """Reasoning that an engine sends in its own field goes back into the text inside
-    ``<think>`` tags: the pipeline has no reasoning event yet, and the local engine
-    streams a reasoning model's thoughts the same way."""
-
-    def __init__(self) -> None:
-        self.inside = False
-
-    def reasoning(self, text: str) -> str:
-        if not text:
-            return ""
-        opened = "" if self.inside else THINK_OPEN
-        self.inside = True
-        return opened + text
-
-    def content(self, text: str) -> str:
-        if not text:
-            return ""
-        closed = THINK_CLOSE if self.inside else ""
-        self.inside = False
-        return closed + text
-
-    def close(self) -> str:
-        """The closing tag if the stream ended while still reasoning."""
-        if not self.inside:
-            return ""
-        self.inside = False
-        return THINK_CLOSE
+WireEvent = TextDelta | ReasoningDelta | ToolCallsMade | StreamEnd | StreamError
 
 
 def new_call_id() -> str:
