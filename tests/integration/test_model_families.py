@@ -78,6 +78,10 @@ GLM = Family(
     controls=("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
               "</arg_value>", "<think>", "</think>"),
 )  # fmt: skip
+SEED = Family(controls=("<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"))
+MINIMAX = Family(controls=("<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>"))
+NEMOTRON = Family(controls=("<TOOLCALL>", "</TOOLCALL>", "<think>", "</think>"))
+GEMMA4 = Family(controls=("<|channel>", "<channel|>", "<|turn>", "<turn|>"))
 COMMAND_R = Family(
     controls=("<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
               "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
@@ -123,6 +127,26 @@ CASES = [
          f"<|START_THINKING|>{THINKING}<|END_THINKING|><|START_ACTION|>[\n"
          '    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}'
          "\n]<|END_ACTION|>", THINKING, kwargs={"enable_thinking": True}),
+    Case("seed-oss", "ByteDance-Seed-OSS.jinja", SEED,
+         f"<seed:think>{THINKING}</seed:think><seed:tool_call>\n<function=get_weather>\n"
+         "<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>", THINKING),
+    Case("minimax-m2", "MiniMax-M2.jinja", MINIMAX,
+         f'{THINKING}\n</think>\n\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+         '<parameter name="city">Paris</parameter>\n</invoke>\n</minimax:tool_call>', THINKING),
+    Case("nemotron-nano-v2", "NVIDIA-Nemotron-Nano-v2.jinja", NEMOTRON,
+         f"{THINKING}\n</think><TOOLCALL>[{CALL_JSON}]</TOOLCALL>", THINKING),
+    Case("granite-3.3", "ibm-granite-granite-3.3-2B-Instruct.jinja",
+         Family(controls=("<|tool_call|>",)), f"<|tool_call|>[{CALL_JSON}]"),
+    Case("apriel-1.6", "Apriel-1.6-15b-Thinker-fixed.jinja",
+         Family(controls=("<tool_calls>", "</tool_calls>")),
+         f"{THINKING}\n[BEGIN FINAL RESPONSE]\n<tool_calls>[{CALL_JSON}]</tool_calls>", THINKING),
+    Case("gemma-4", "google-gemma-4-31B-it.jinja", GEMMA4,
+         f"<|channel>thought\n{THINKING}<channel|>It is sunny.", THINKING, "It is sunny.",
+         call=False, kwargs={"enable_thinking": True}),
+    Case("deepseek-v3.1", "deepseek-ai-DeepSeek-V3.1.jinja", DEEPSEEK,
+         f"{THINKING}</think>{_ds('tool_calls_begin')}{_ds('tool_call_begin')}get_weather"
+         f'{_ds("tool_sep")}{{"city": "Paris"}}{_ds("tool_call_end")}{_ds("tool_calls_end")}',
+         THINKING, kwargs={"thinking": True}),
 ]  # fmt: skip
 BY_ID = {case.id: case for case in CASES}
 
