@@ -13,6 +13,7 @@ routes and headers huggingface_hub 2.x reads (checked against its source):
   ``X-Linked-Etag`` and ``X-Linked-Size``. LFS files redirect (302) to a second server,
   the "CDN", on another port, as the real Hub does; both honour ``Range`` (206 +
   ``Content-Range``, 416 when unsatisfiable);
+- ``GET /api/whoami-v2`` (the token's account name, from ``token_names``);
 - errors with the Hub's ``X-Error-Code`` / ``X-Error-Message`` headers: gated repos give
   401 without a token and 403 with a token that was not granted access.
 
@@ -49,6 +50,7 @@ class FakeHub:
     def __init__(self, *, redirect_lfs: bool = True, page_size: int = 1000) -> None:
         self.repos: dict[str, FakeRepo] = {}
         self.valid_tokens: set[str] = set()
+        self.token_names: dict[str, str] = {}  # token -> account name, for whoami
         self.redirect_lfs = redirect_lfs
         self.default_page_size = page_size
         self.throttle_bps: float | None = None
@@ -261,6 +263,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._cdn(parts, query)
             elif parts[:2] == ["api", "models"]:
                 self._api(parts[2:], query, token)
+            elif parts[:2] == ["api", "whoami-v2"]:
+                self._whoami(token)
             elif len(parts) >= 5 and parts[2] == "resolve":
                 self._resolve("/".join(parts[:2]), parts[3], "/".join(parts[4:]), token)
             else:
@@ -289,6 +293,13 @@ class _Handler(BaseHTTPRequestHandler):
             known = repo.folders() | set(repo.files)
             return self._json(200, [repo.tree_entry(p) for p in paths if p in known])
         return self._error(404, None, "Not Found")
+
+    def _whoami(self, token: str | None) -> None:
+        """The token's account (``HfApi.whoami``): its name from ``token_names``."""
+        if token is None:
+            return self._error(401, None, "Invalid credentials in Authorization header")
+        name = self.hub.token_names.get(token, "hearth-user")
+        self._json(200, {"type": "user", "name": name, "auth": {"type": "access_token"}})
 
     def _list(self, query: dict[str, list[str]], token: str | None) -> None:
         hits = self.hub.search(query, token)

@@ -92,12 +92,8 @@ def test_every_page_has_an_empty_state_with_a_next_step(window: MainWindow) -> N
     downloads.empty_label.card("downloadsDiscoverCard").activated.emit()
     assert window.pages.currentWidget() is window.discover_page
     discover = window.discover_page
-    assert discover.empty_state.isVisible() and not discover.list.isVisible()
-    assert [c.objectName() for c in discover.empty_state.cards] == [
-        "discoverRecommendedCard",
-        "discoverCodingCard",
-    ]
-    discover.empty_state.card("discoverRecommendedCard").activated.emit()
+    assert discover.picks.isVisible() and not discover.list.isVisible()  # opens on picks
+    discover.picks.recommended_button.click()
     assert window.extras.first_run is not None
     window.extras.first_run.close()
     # The rail shows every page with an icon and its name.

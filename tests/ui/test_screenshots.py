@@ -136,7 +136,7 @@ def test_screenshots_in_both_themes(
             window.show_page("Chat")
             _save(window, tmp_path, f"chat-{theme}")
             window.show_page("Discover")
-            assert window.discover_page.empty_state.isVisible()
+            assert window.discover_page.picks.isVisible()
             _save(window, tmp_path, f"discover-{theme}")
             window.show_page("Library")
             assert window.library_page.table.rowCount() == 1

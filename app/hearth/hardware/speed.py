@@ -29,7 +29,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-from hearth.hardware.fit import FitEstimate, FitVerdict, MemoryBreakdown
+from hearth.core.units import MIB
+from hearth.hardware.fit import (
+    CUDA_RESERVE_BYTES,
+    RAM_RESERVE_BYTES,
+    FitEstimate,
+    FitVerdict,
+    MemoryBreakdown,
+)
 from hearth.hardware.probe import GpuInfo, SystemMemory
 from hearth.library.gguf_metadata import GgufMetadata
 
@@ -81,6 +88,7 @@ GPU_BANDWIDTH: dict[str, float] = {
 UNKNOWN_GPU_BANDWIDTH = 300 * GB  # a mid-range discrete GPU, when the name is unknown
 FALLBACK_RAM_BANDWIDTH = 20 * GB  # if measuring fails: a laptop's single channel
 _BENCH_BYTES = 64 * 1024 * 1024  # per thread: well past any CPU cache
+COMPUTE_OVERHEAD_BYTES = 400 * MIB  # compute buffers at a 4K context, for rough fits
 
 
 @dataclass(frozen=True)
@@ -230,3 +238,42 @@ def format_speed(tok_s: float | None) -> str:
     if tok_s < 10:
         return f"~{tok_s:.1f} tok/s"
     return f"~{tok_s:.0f} tok/s"
+
+
+# --------------------------------------------------------------------------- by size
+
+
+@dataclass(frozen=True)
+class RoughFit:
+    """Where a model of a known file size would go, before its header is read."""
+
+    verdict: FitVerdict
+    on_gpu: float  # share of the weights in GPU memory (0..1)
+    need_bytes: int  # weights + KV cache + compute buffers
+    room_bytes: int  # memory free for it (RAM, plus VRAM when offloading)
+
+    @property
+    def tight(self) -> bool:
+        """Fits, but with under 15% to spare: other apps may push it out."""
+        return self.verdict is not FitVerdict.WONT_FIT and self.need_bytes > 0.85 * self.room_bytes
+
+
+def rough_fit(size_bytes: int, kv_bytes: int, system: SystemMemory) -> RoughFit:
+    """Judge a model from its file size and KV cache alone (the same reserves as
+    :func:`hearth.hardware.fit.estimate_fit`, without the per-tensor detail)."""
+    need = size_bytes + kv_bytes + COMPUTE_OVERHEAD_BYTES
+    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
+    vram = sum(
+        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES))
+        for g in system.gpus
+    )
+    if vram and need <= vram:
+        return RoughFit(FitVerdict.FULL_GPU, 1.0, need, vram)
+    if system.unified_memory:  # one pool: beyond the GPU's share nothing is gained
+        verdict = FitVerdict.CPU_ONLY if need <= ram else FitVerdict.WONT_FIT
+        return RoughFit(verdict, 0.0, need, ram)
+    if vram and need <= vram + ram:
+        return RoughFit(FitVerdict.PARTIAL_GPU, vram / need, need, vram + ram)
+    if need <= ram:
+        return RoughFit(FitVerdict.CPU_ONLY, 0.0, need, ram)
+    return RoughFit(FitVerdict.WONT_FIT, 0.0, need, vram + ram)

@@ -168,3 +168,30 @@ def test_format_speed() -> None:
     assert format_speed(0.4) == "<1 tok/s"
     assert format_speed(3.46) == "~3.5 tok/s"
     assert format_speed(41.7) == "~42 tok/s"
+
+
+def test_rough_fit_from_the_file_size() -> None:
+    from hearth.hardware.speed import rough_fit
+
+    five = 5 * GIB
+    kv = 512 * 1024 * 1024
+    assert rough_fit(five, kv, machine(32, 24)).verdict is FitVerdict.FULL_GPU
+    part = rough_fit(five, kv, machine(32, 4))
+    assert part.verdict is FitVerdict.PARTIAL_GPU and 0.5 < part.on_gpu < 1
+    cpu = rough_fit(five, kv, machine(16))
+    assert cpu.verdict is FitVerdict.CPU_ONLY and not cpu.tight
+    assert rough_fit(five, kv, machine(6.5)).tight  # fits, with little to spare
+    assert rough_fit(five, kv, machine(4)).verdict is FitVerdict.WONT_FIT
+    mac = SystemMemory(16 * GIB, 12 * GIB, 8, 8, (apple_gpu(16 * GIB, 12 * GIB),))
+    assert rough_fit(five, kv, mac).verdict is FitVerdict.FULL_GPU
+    assert rough_fit(11 * GIB, kv, mac).verdict is FitVerdict.WONT_FIT
+
+
+def test_guess_from_a_repo_name() -> None:
+    from hearth.hub.picks import guess_from_name
+
+    assert guess_from_name("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF") == (4_800_000_000, 1.0)
+    size, active = guess_from_name("unsloth/Qwen3-30B-A3B-GGUF")
+    assert size == 18_000_000_000 and active == pytest.approx(0.1)
+    assert guess_from_name("HuggingFaceTB/SmolLM2-135M-Instruct-GGUF")[0] == 81_000_000
+    assert guess_from_name("someone/mystery-model-GGUF") == (0, 1.0)

@@ -1,0 +1,236 @@
+"""Discover's opening view: picked models by category, each with a fit chip.
+
+The curated list comes from ``resources/picks.json`` (``hub.picks``); when the Hub
+answers, its trending GGUF repos join as a "Trending" category (offline: the file
+alone, and no error: picks work without a network). Each pick is a card; a single
+click (or Enter) opens the repo's model page. The chips are judged from the file size
+of the default quant (``hardware.speed.rough_fit``) against this machine, with the
+speed estimate from its measured memory bandwidth.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.core.units import format_bytes
+from hearth.hardware.probe import SystemMemory
+from hearth.hardware.speed import Bandwidth, rough_fit
+from hearth.hub.picks import TRENDING, Pick, load_picks, trending
+from hearth.ui.fit_chip import FitChip, chip_for_rough
+from hearth.ui.style.tokens import SPACE
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+PICKS_FILE = Path(__file__).resolve().parents[1] / "resources" / "picks.json"
+ALL = "all"
+COLUMNS_WIDE = 3
+WIDE_PX = 1100  # from this width on, three columns of cards; else two
+
+
+class PickCard(QFrame):
+    """One pick: name, what it is good for, repo and size, and its fit chip."""
+
+    activated = Signal(str)  # the repo id
+
+    def __init__(self, pick: Pick, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pick = pick
+        self.setProperty("card", True)
+        self.setObjectName("pickCard")
+        self.setAccessibleName(f"{pick.name}: open its model page")
+        self.setAccessibleDescription(pick.description)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setToolTip(f"Open {pick.repo} (one click)")
+        self.title = QLabel(pick.name, self)
+        self.title.setProperty("role", "subtitle")
+        self.text = QLabel(pick.description, self)
+        self.text.setProperty("role", "muted")
+        self.text.setWordWrap(True)
+        size = f" · {pick.quant} ≈ {format_bytes(pick.size_bytes)}" if pick.size_bytes else ""
+        self.repo_label = QLabel(f"{pick.repo}{size}", self)
+        self.repo_label.setProperty("role", "muted")
+        self.repo_label.setWordWrap(True)
+        self.chip = FitChip(self)
+        for label in (self.title, self.text, self.repo_label, self.chip):
+            label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        for label in (self.title, self.text, self.repo_label):
+            label.setStyleSheet("background: transparent; border: none;")
+        chip_row = QHBoxLayout()
+        chip_row.addWidget(self.chip)
+        chip_row.addStretch(1)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(SPACE["m"], SPACE["m"], SPACE["m"], SPACE["m"])
+        col.setSpacing(SPACE["xs"])
+        col.addWidget(self.title)
+        col.addWidget(self.text)
+        col.addWidget(self.repo_label)
+        col.addSpacing(SPACE["xs"])
+        col.addLayout(chip_row)
+        col.addStretch(1)
+
+    def judge(self, system: SystemMemory, bandwidth: Bandwidth | None) -> None:
+        p = self.pick
+        if not p.size_bytes:
+            self.chip.set_unknown("Size unknown", "Open the model to check each file.")
+            return
+        fit = rough_fit(p.size_bytes, p.kv_bytes, system)
+        self.chip.set_chip(chip_for_rough(fit, bandwidth, active=p.active, size_bytes=p.size_bytes))
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(
+            event.position().toPoint()
+        ):
+            self.activated.emit(self.pick.repo)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.activated.emit(self.pick.repo)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class PicksView(QWidget):
+    """Category filters above a grid of :class:`PickCard`."""
+
+    repo_chosen = Signal(str)
+    recommended_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, path: Path = PICKS_FILE) -> None:
+        super().__init__(parent)
+        self.setObjectName("discoverPicks")
+        self.setAccessibleName("Picks")
+        picks_file = load_picks(path)
+        self.categories: dict[str, str] = {ALL: "All", **picks_file.categories}
+        self.cards: list[PickCard] = []
+        self.category = ALL
+        self._system: SystemMemory | None = None
+        self._bandwidth: Bandwidth | None = None
+        self._columns = 0
+
+        self.filters = QButtonGroup(self)
+        self.filters.setExclusive(True)
+        self.filter_row = QHBoxLayout()
+        self.filter_row.setSpacing(SPACE["xs"])
+        self.filter_buttons: dict[str, QPushButton] = {}
+        for key, title in self.categories.items():
+            self._add_filter(key, title)
+        self.filter_row.addStretch(1)
+        self.recommended_button = QPushButton("What fits this computer?", self)
+        self.recommended_button.setAccessibleName("Recommended models for this computer")
+        self.recommended_button.clicked.connect(lambda _c=False: self.recommended_requested.emit())
+        self.filter_row.addWidget(self.recommended_button)
+
+        self.grid_host = QWidget(self)
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(SPACE["m"])
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setWidget(self.grid_host)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(self.filter_row)
+        col.addWidget(self.scroll_area, 1)
+        for pick in picks_file.picks:
+            self._add_card(pick)
+        self.filter_buttons[ALL].setChecked(True)
+        self._layout_cards()
+
+    # ------------------------------------------------------------------ build
+    def _add_filter(self, key: str, title: str) -> None:
+        btn = QPushButton(title, self)
+        btn.setCheckable(True)
+        btn.setAccessibleName(f"Show {title.lower()} picks")
+        btn.setObjectName(f"picksFilter_{key}")
+        btn.clicked.connect(lambda _c=False, k=key: self.show_category(k))
+        self.filters.addButton(btn)
+        self.filter_buttons[key] = btn
+        self.filter_row.insertWidget(len(self.filter_buttons) - 1, btn)
+
+    def _add_card(self, pick: Pick) -> PickCard:
+        card = PickCard(pick, self.grid_host)
+        card.activated.connect(self.repo_chosen)
+        self.cards.append(card)
+        if self._system is not None:
+            card.judge(self._system, self._bandwidth)
+        return card
+
+    def visible_cards(self) -> list[PickCard]:
+        return [c for c in self.cards if self.category in (ALL, c.pick.category)]
+
+    def show_category(self, key: str) -> None:
+        self.category = key
+        self.filter_buttons[key].setChecked(True)
+        self._layout_cards()
+
+    def _layout_cards(self) -> None:
+        while self.grid.count():
+            self.grid.takeAt(0)
+        for card in self.cards:
+            card.hide()
+        columns = COLUMNS_WIDE if self.width() >= WIDE_PX else 2
+        shown = self.visible_cards()
+        for i, card in enumerate(shown):
+            self.grid.addWidget(card, i // columns, i % columns)
+            card.show()
+        for c in range(COLUMNS_WIDE):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+        self.grid.setRowStretch(len(shown) // columns + 1, 1)
+        self._columns = columns
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if (COLUMNS_WIDE if self.width() >= WIDE_PX else 2) != self._columns:
+            self._layout_cards()
+
+    # ------------------------------------------------------------------ data
+    def judge_all(self, system: SystemMemory, bandwidth: Bandwidth | None) -> None:
+        """Colour every chip for this machine."""
+        self._system, self._bandwidth = system, bandwidth
+        for card in self.cards:
+            card.judge(system, bandwidth)
+
+    async def add_trending(self, limit: int = 9) -> int:
+        """Add the Hub's trending GGUF repos (not already picked); how many were added.
+        Offline or refused: none, and no error (the curated picks stand alone)."""
+        try:
+            found = await in_thread(trending, limit)
+        except Exception as exc:
+            log.info("no trending models from the Hub (%s); showing the picks file only", exc)
+            return 0
+        have = {c.pick.repo for c in self.cards}
+        new = [p for p in found if p.repo not in have]
+        if not new:
+            return 0
+        if TRENDING not in self.filter_buttons:
+            self.categories[TRENDING] = "Trending"
+            self._add_filter(TRENDING, "Trending")
+        for pick in new:
+            self._add_card(pick)
+        self._layout_cards()
+        return len(new)
+
+    def card_for(self, repo: str) -> PickCard | None:
+        return next((c for c in self.cards if c.pick.repo == repo), None)

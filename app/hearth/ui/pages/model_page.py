@@ -1,0 +1,434 @@
+"""Discover's model page: one repo's quantizations, their fit, and its model card.
+
+Each row is a file (quant, size), a coloured fit chip with the speed estimate for this
+machine, and a button that follows the file's download: "Download", "Downloading
+34%", "Retry" after a failure, and "Load" once the verified file is on disk (Load
+opens the Load dialog through ``load_requested``). A row that won't fit asks before
+downloading. The fit check reads one file's header with a ranged GET
+(``remote_metadata``) and scales it to every row (``rank_quantizations``); the README
+is shown beside the table (``ui.model_card``). Hub calls run on worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.core.errors import HearthError
+from hearth.core.units import format_bytes
+from hearth.hardware.fit import (
+    ContextPlan,
+    FitEstimate,
+    FitVerdict,
+    QuantCandidate,
+    rank_quantizations,
+)
+from hearth.hardware.speed import active_fraction
+from hearth.hub import DownloadEvent, DownloadState, GgufModel, RepoListing, list_repo_gguf
+from hearth.hub.client import hub_endpoint
+from hearth.hub.header import remote_metadata
+from hearth.hub.names import local_model_path
+from hearth.hub.readme import fetch_readme
+from hearth.hub.sidecar import part_path
+from hearth.ui.fit_chip import FitChip, chip_for_estimate
+from hearth.ui.machine_speed import MachineSpeed
+from hearth.ui.model_card import ModelCard
+from hearth.ui.pages.common import button, button_cell, plural
+from hearth.ui.pages.fit_confirm import ask_wont_fit
+from hearth.ui.pages.services import AppServices
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
+
+COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
+GATED_NOTE = (
+    " This repo is gated: accept its terms on the Hub, and add your token in "
+    "Settings > Hugging Face account."
+)
+
+
+def _message(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, HearthError) else f"Something went wrong: {exc}"
+
+
+def _on_disk(paths: list[Path]) -> bool:
+    """Every file verified and in place (no partial download beside it)."""
+    return all(p.is_file() and not part_path(p).exists() for p in paths)
+
+
+class ModelPage(QWidget):
+    """One repo: its quantizations with size, fit and a download button each."""
+
+    back_requested = Signal()
+    download_started = Signal(str)  # the file name
+    load_requested = Signal(object)  # Path of a downloaded model's first file
+
+    def __init__(
+        self,
+        services: AppServices,
+        tasks: TaskSet,
+        speed: MachineSpeed,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.services = services
+        self._tasks = tasks
+        self.speed = speed
+        self.repo_id = ""
+        self.listing: RepoListing | None = None
+        self.estimates: dict[str, FitEstimate] = {}
+        self.buttons: dict[str, QPushButton] = {}  # model name -> its row's button
+        self._events: dict[str, DownloadEvent] = {}  # file path in the repo -> latest
+        self._downloading: str | None = None  # label named in the status line
+        self._warn = ""  # "it won't fit" note of that download
+        self._task: asyncio.Task[None] | None = None
+        self._card_task: asyncio.Task[None] | None = None
+        self.confirm_box: QWidget | None = None  # the open "won't fit" question
+        self.back_button = button("← Back", "Back to the list", self.back_requested.emit)
+        self.title = QLabel(self)
+        self.title.setProperty("role", "title")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.card_button = button("Open on Hugging Face ↗", "Open the model card on the Hub",
+                                  self.open_model_card)  # fmt: skip
+        self.ctx_spin = QSpinBox(self)
+        self.ctx_spin.setRange(512, 1_048_576)
+        self.ctx_spin.setSingleStep(1024)
+        self.ctx_spin.setValue(4096)
+        self.ctx_spin.setSuffix(" tokens")
+        self.ctx_spin.setAccessibleName("Context length for the fit check")
+        self.ctx_spin.editingFinished.connect(self.refresh_fit)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Model page status")
+        self.table = QTableWidget(0, 5, self)
+        self.table.setHorizontalHeaderLabels(["File", "Quant", "Size", "Fit here", ""])
+        self.table.setAccessibleName("Quantizations")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(40)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.model_card = ModelCard(self)
+        top = QHBoxLayout()
+        top.addWidget(self.back_button)
+        top.addWidget(self.title, 1)
+        top.addWidget(QLabel("Fit at context:", self))
+        top.addWidget(self.ctx_spin)
+        top.addWidget(self.card_button)
+        left = QWidget(self)
+        left_col = QVBoxLayout(left)
+        left_col.setContentsMargins(0, 0, 0, 0)
+        left_col.addWidget(self.status)
+        left_col.addWidget(self.table, 1)
+        self.split = QSplitter(Qt.Orientation.Horizontal, self)
+        self.split.addWidget(left)
+        self.split.addWidget(self.model_card)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.split, 1)
+        services.download_event.connect(self._on_download_event)
+
+    # ------------------------------------------------------------------ open
+    def model_card_url(self) -> QUrl:
+        return QUrl(f"{hub_endpoint()}/{self.repo_id}")
+
+    def open_model_card(self) -> None:
+        QDesktopServices.openUrl(self.model_card_url())
+
+    def open(self, repo_id: str) -> asyncio.Task[None]:
+        self.repo_id = repo_id
+        self.listing = None
+        self.estimates = {}
+        self.buttons = {}
+        self._events = {}
+        self._downloading = None
+        self.title.setText(repo_id)
+        self.status.setText("Listing the files…")
+        self.table.setRowCount(0)
+        self.model_card.show_message("Reading the model card…")
+        if self._card_task is not None:
+            self._card_task.cancel()
+        self._card_task = self._tasks.spawn(self._load_card(repo_id), name="model-card")
+        return self._restart(self._load(repo_id))
+
+    def _restart(self, coro: object) -> asyncio.Task[None]:
+        if self._task is not None:
+            self._task.cancel()
+        self._task = self._tasks.spawn(coro, name="model-page")  # type: ignore[arg-type]
+        return self._task
+
+    async def _load_card(self, repo_id: str) -> None:
+        try:
+            text = await in_thread(fetch_readme, repo_id)
+        except Exception as exc:
+            self.model_card.show_message(f"Could not read the model card: {_message(exc)}")
+            return
+        if repo_id != self.repo_id:
+            return
+        if text and text.strip():
+            self.model_card.show_markdown(text)
+        else:
+            self.model_card.show_message("This repo has no model card.")
+
+    async def _load(self, repo_id: str) -> None:
+        try:
+            listing = await in_thread(list_repo_gguf, repo_id)
+        except Exception as exc:
+            self.status.setText(_message(exc))
+            return
+        self.listing = listing
+        self._fill(listing)
+        if not listing.models:
+            self.status.setText(f"{repo_id} has no GGUF files.")
+            return
+        await self._mark_downloaded(listing)
+        await self._fit(listing)
+
+    def _fill(self, listing: RepoListing) -> None:
+        self.table.setRowCount(len(listing.models))
+        for row, model in enumerate(listing.models):
+            name = model.files[0].path if len(model.files) == 1 else f"{model.name} (split)"
+            self.table.setItem(row, COL_FILE, QTableWidgetItem(name))
+            self.table.setItem(row, COL_QUANT, QTableWidgetItem(model.quant or "?"))
+            size = QTableWidgetItem(format_bytes(model.total_size))
+            size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(row, COL_SIZE, size)
+            chip = FitChip()
+            self.table.setCellWidget(row, COL_FIT, button_cell_widget(chip))
+            label = model.quant or model.name
+            btn = button("Download", f"Download {label}", partial(self._clicked, model))
+            btn.setMinimumWidth(150)
+            btn.setEnabled(model.complete)
+            if not model.complete:
+                btn.setToolTip("Some parts of this split model are missing on the Hub.")
+            self.buttons[model.name] = btn
+            self.table.setCellWidget(row, COL_ACTION, button_cell(btn))
+        note = GATED_NOTE if listing.gated else ""
+        self.status.setText(f"{plural(len(listing.models), 'file')}.{note}")
+
+    # ------------------------------------------------------------------ fit
+    def refresh_fit(self) -> None:
+        if self.listing is not None and self.listing.models:
+            self._restart(self._fit(self.listing))
+
+    def chip(self, row: int) -> FitChip | None:
+        cell = self.table.cellWidget(row, COL_FIT)
+        return cell.findChild(FitChip) if cell is not None else None
+
+    async def _fit(self, listing: RepoListing) -> None:
+        ref = next((m for m in listing.models if m.complete), listing.models[0])
+        first = ref.files[0]
+        plan = ContextPlan(n_ctx=self.ctx_spin.value())
+        try:
+            meta = await in_thread(
+                partial(remote_metadata, listing.repo_id, first.path,
+                        revision=listing.commit or "main", size=first.size)
+            )  # fmt: skip
+            system = await self.services.system()
+            bandwidth = await self.speed.bandwidth(system)
+        except Exception as exc:
+            for row in range(self.table.rowCount()):
+                if (chip := self.chip(row)) is not None:
+                    chip.set_unknown("Unknown")
+            self.status.setText(f"Could not check the fit: {_message(exc)}")
+            return
+        candidates = [
+            QuantCandidate(m.quant or m.name, m.total_size or 0, m.name)
+            for m in listing.models
+            if m.total_size
+        ]
+        ranked = await in_thread(rank_quantizations, meta, candidates, plan, system)
+        active = active_fraction(meta)
+        self.estimates = {c.name or c.label: est for c, est in ranked}
+        for row, model in enumerate(listing.models):
+            est = self.estimates.get(model.name)
+            chip = self.chip(row)
+            if chip is None:
+                continue
+            if est is None:
+                chip.set_unknown("Unknown")
+            else:
+                chip.set_chip(chip_for_estimate(est, bandwidth, active))
+
+    def fit_texts(self) -> list[str]:
+        """The verdict of each row ("full GPU offload", "won't fit"...; "" unknown)."""
+        if self.listing is None:
+            return []
+        return [
+            est.verdict.value if (est := self.estimates.get(m.name)) else ""
+            for m in self.listing.models
+        ]
+
+    # ------------------------------------------------------------------ download state
+    def _dest(self, path_in_repo: str) -> Path:
+        return local_model_path(self.services.paths.models_dir, self.repo_id, path_in_repo)
+
+    async def _mark_downloaded(self, listing: RepoListing) -> None:
+        """Rows already on disk say Load; downloads under way show their progress."""
+        paths = {m.name: [self._dest(f.path) for f in m.files] for m in listing.models}
+        done = await in_thread(lambda: {n: _on_disk(p) for n, p in paths.items()})
+        for model in listing.models:
+            if done.get(model.name):
+                self._set_button(model, "Load", True)
+        if self.services.has_downloads:
+            for handle in self.services.downloads.downloads():
+                self._on_download_event(handle.snapshot())
+
+    def _model_of(self, event: DownloadEvent) -> GgufModel | None:
+        if self.listing is None or event.repo_id != self.repo_id:
+            return None
+        for model in self.listing.models:
+            if any(f.path == event.filename for f in model.files):
+                return model
+        return None
+
+    def _on_download_event(self, event: DownloadEvent) -> None:
+        model = self._model_of(event)
+        if model is None:
+            return
+        self._events[event.filename] = event
+        events = [self._events.get(f.path) for f in model.files]
+        states = {e.state for e in events if e is not None}
+        label = model.quant or model.name
+        if all(e is not None and e.state is DownloadState.COMPLETED for e in events):
+            self._set_button(model, "Load", True)
+            if self._downloading == label:
+                self._downloading = None
+                self.status.setText(f"{label} is downloaded: Load it from its row.{self._warn}")
+        elif DownloadState.FAILED in states:
+            self._set_button(model, "Retry", True)
+        elif DownloadState.PAUSED in states:
+            self._set_button(model, "Paused: resume", True)
+        elif DownloadState.CANCELLED in states:
+            self._set_button(model, "Download", model.complete)
+        else:
+            done = sum(e.bytes_done for e in events if e is not None)
+            total = model.total_size or sum(e.total or 0 for e in events if e is not None)
+            pct = f" {min(99, int(100 * done / total))}%" if total else "…"
+            word = "Checking" if DownloadState.VERIFYING in states else "Downloading"
+            self._set_button(model, f"{word}{pct}", False)
+
+    def _set_button(self, model: GgufModel, text: str, enabled: bool) -> None:
+        btn = self.buttons.get(model.name)
+        if btn is not None:
+            btn.setText(text)
+            btn.setEnabled(enabled)
+            btn.setAccessibleName(f"{text} {model.quant or model.name}")
+
+    def button_text(self, quant: str) -> str:
+        btn = self._button_for(quant)
+        return btn.text() if btn is not None else ""
+
+    def _button_for(self, quant: str) -> QPushButton | None:
+        if self.listing is None:
+            return None
+        for model in self.listing.models:
+            if (model.quant or "").upper() == quant.upper():
+                return self.buttons.get(model.name)
+        return None
+
+    # ------------------------------------------------------------------ actions
+    def _clicked(self, model: GgufModel) -> None:
+        btn = self.buttons.get(model.name)
+        text = btn.text() if btn is not None else "Download"
+        if text == "Load":
+            self.load_requested.emit(self._dest(model.files[0].path))
+        elif text in ("Retry", "Paused: resume"):
+            for f in model.files:
+                event = self._events.get(f.path)
+                if event is not None and event.state in (
+                    DownloadState.FAILED, DownloadState.PAUSED,
+                ):  # fmt: skip
+                    self.services.downloads.resume(event.download_id)
+        else:
+            self.download(model)
+
+    def download(self, model: GgufModel) -> None:
+        """Download ``model``; one that won't fit here is only fetched once confirmed."""
+        est = self.estimates.get(model.name)
+        if est is not None and est.verdict is FitVerdict.WONT_FIT:
+            self._confirm_wont_fit(model, est)
+            return
+        self._start_download(model)
+
+    def _confirm_wont_fit(self, model: GgufModel, est: FitEstimate) -> None:
+        if self.confirm_box is not None:
+            self.confirm_box.close()
+        label = model.quant or model.name
+
+        def answered(yes: bool) -> None:
+            self.confirm_box = None
+            if yes:
+                self._start_download(model)
+            else:
+                self.status.setText(f"Not downloading {label}.")
+
+        self.confirm_box = ask_wont_fit(self, label, est, self.ctx_spin.value(), answered)
+
+    def _start_download(self, model: GgufModel) -> None:
+        listing = self.listing
+        if listing is None:
+            return
+        try:
+            handles = self.services.downloads.add_model(
+                listing.repo_id, model, revision=listing.commit or "main"
+            )
+        except Exception as exc:
+            self.status.setText(_message(exc))
+            return
+        est = self.estimates.get(model.name)
+        warn = (
+            " Note: it won't fit in memory here."
+            if est and est.verdict is FitVerdict.WONT_FIT
+            else ""
+        )
+        label = model.quant or model.name
+        self._downloading, self._warn = label, warn
+        self.status.setText(f"Downloading {label}; progress shows on its button and in "
+                            f"Downloads.{warn}")  # fmt: skip
+        for handle in handles:
+            self._on_download_event(handle.snapshot())
+            self.download_started.emit(handle.filename)
+
+    def download_button(self, quant: str) -> QWidget | None:
+        """The cell holding the button of the row for ``quant`` (tests)."""
+        if self.listing is None:
+            return None
+        for row, model in enumerate(self.listing.models):
+            if (model.quant or "").upper() == quant.upper():
+                return self.table.cellWidget(row, COL_ACTION)
+        return None
+
+
+def button_cell_widget(widget: QWidget) -> QWidget:
+    """``widget`` in a cell with small margins, left-aligned (the fit chip)."""
+    cell = QWidget()
+    row = QHBoxLayout(cell)
+    row.setContentsMargins(4, 2, 4, 2)
+    row.addWidget(widget)
+    row.addStretch(1)
+    return cell
