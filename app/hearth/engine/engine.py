@@ -69,6 +69,7 @@ class Engine:
         self._info: ModelInfo | None = None
         self._traits: ModelTraits | None = None
         self._markers: dict[int, str] = {}  # marker token id -> text, of the loaded model
+        self._preserved: dict[tuple[str, ...], frozenset[int]] = {}  # by marker texts
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._arrivals = Arrivals()
@@ -141,6 +142,7 @@ class Engine:
             self._info = info
             self._traits = traits
             self._markers = markers
+            self._preserved = {}
             self._scheduler = scheduler
         return info
 
@@ -152,6 +154,7 @@ class Engine:
             self._scheduler = self._model = self._template = self._info = None
             self._traits = None
             self._markers = {}
+            self._preserved = {}
         with self._embedder_lock:
             embedder, self._embedder = self._embedder, None
         if embedder is not None:
@@ -225,13 +228,16 @@ class Engine:
         as text so its tool calls and reasoning parse, as llama-server's
         ``preserved_tokens`` does. Markers that are ordinary text need nothing."""
         self._ready()
-        markers = self._markers
-        wanted = [t for t in texts if t]
-        return frozenset(
-            token
-            for token, text in markers.items()
-            if len(text) > 1 and any(text in w for w in wanted)
-        )
+        wanted = tuple(t for t in texts if t)
+        known = self._preserved.get(wanted)
+        if known is None:  # a scan of every marker token (thousands in some vocabularies)
+            known = frozenset(
+                token
+                for token, text in self._markers.items()
+                if len(text) > 1 and any(text in w for w in wanted)
+            )
+            self._preserved[wanted] = known
+        return known
 
     def tokenize_prompt(self, text: str, *, add_bos: bool = True) -> list[int]:
         model, _, template, _ = self._ready()
