@@ -134,3 +134,31 @@ def spec_models(tiny_models_dir: Path) -> dict[str, Path]:
                                 name="Mismatched", fim=True)  # fmt: skip
     sources = {"target": target, "draft": draft, "unrelated": unrelated, "mismatched": mismatched}
     return {k: gf.quantize(p, p.with_name(f"{k}-Q8_0.gguf"), "Q8_0") for k, p in sources.items()}
+
+
+# --------------------------------------------------------------------------- coding agents
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> Path:
+    """Folder with the real ``claude`` and ``codex`` (npm, cached); skips without node."""
+    from agent_clis import install_agents
+
+    found = install_agents()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture(scope="session")
+def serve_agents(tmp_path_factory: pytest.TempPathFactory):
+    """``hearth serve --api-key`` on the scripted model, with the 64k context agents need."""
+    from server_process import start_serve
+
+    folder = tmp_path_factory.mktemp("agents")
+    model = gguf_factory.write_scripted_llama(folder / "hearth-scripted.gguf")
+    server = start_serve(
+        model, folder, "--flash-attn", "on", ctx=65536, parallel=1, api_key="agent-test-key"
+    )
+    yield server
+    server.stop()

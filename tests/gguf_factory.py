@@ -327,6 +327,38 @@ def write_tiny_llama(
     )
 
 
+def write_scripted_llama(
+    path: Path, reply: Sequence[str] = ("\u2581Hello", "!"), *, context_length: int = 65536
+) -> Path:
+    """A model that answers every prompt with the pieces of ``reply``, then ends its turn.
+
+    Its layers write nothing into the residual stream (attention output and FFN down
+    are zero), so the logits depend on the last token alone: the embedding of any token
+    but the reply's own says "begin the reply", each reply piece's says "next piece",
+    the last one's "end of text". Deterministic at any temperature, and one thin layer,
+    so that agents whose prompts run to tens of thousands of tokens finish a turn fast.
+    """
+    spec = LlamaSpec(n_embd=32, n_ff=32, n_layer=1, n_head=1, n_head_kv=1,
+                     context_length=context_length)  # fmt: skip
+    pieces = [VOCAB.tokens.index(piece) for piece in reply]
+    chain = [*pieces, EOS_ID]
+    shapes = tensor_shapes(spec, N_VOCAB)
+    names = gguf.TENSOR_NAMES
+    embd, output = (names[kind] + ".weight" for kind in (gguf.MODEL_TENSOR.TOKEN_EMBD,
+                                                           gguf.MODEL_TENSOR.OUTPUT))  # fmt: skip
+    weights = {name: np.zeros(shape, dtype=np.float32) for name, shape in shapes.items()
+               if ".attn_output." in name or ".ffn_down." in name}  # fmt: skip
+    weights[embd] = np.zeros(shapes[embd], dtype=np.float32)
+    weights[embd][:, 0] = 1.0
+    weights[output] = np.zeros(shapes[output], dtype=np.float32)
+    weights[output][chain[0], 0] = 10.0
+    for k, token in enumerate(pieces, start=1):
+        weights[embd][token] = 0.0
+        weights[embd][token, k] = 1.0
+        weights[output][chain[k], k] = 10.0
+    return write_llama(path, spec, VOCAB, name="Hearth Scripted Test", fim=True, weights=weights)
+
+
 # --------------------------------------------------------------------------- quantize
 
 

@@ -49,6 +49,7 @@ SCHEMA_LIMITS = SchemaLimits()
 
 _BRANCH_KEYS = ("enum", "anyOf", "oneOf", "allOf", "prefixItems")
 _REPEAT_KEYS = ("minItems", "maxItems", "minLength", "maxLength")
+_UPPER_KEYS = ("maxItems", "maxLength")
 _DATA_KEYS = frozenset({"enum", "const", "default", "examples"})  # values, not schemas
 _PATTERN_REPEAT = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
 
@@ -104,6 +105,23 @@ def _check_node(path: str, node: dict[str, Any], limits: SchemaLimits) -> None:
             count = max(int(n) for n in match.groups() if n)
             if count > limits.max_repeat:
                 _over(f"{path}.pattern repeats {count} times", limits.max_repeat, path)
+
+
+def relax_upper_bounds(schema: Any, limits: SchemaLimits = SCHEMA_LIMITS) -> Any:
+    """``schema`` without the upper bounds (``maxLength``, ``maxItems``) above the repeat
+    limit, for tools' parameters. Agents declare such bounds as sanity caps (Claude Code's
+    tools allow 512 KiB of text); a grammar cannot unroll them, and without one a forced
+    call may only be longer than the tool accepts, which the tool itself reports. Lower
+    bounds stay, and stay checked: dropping one would allow what the tool refuses."""
+    if isinstance(schema, list):
+        return [relax_upper_bounds(item, limits) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: value if key in _DATA_KEYS else relax_upper_bounds(value, limits)
+        for key, value in schema.items()
+        if not (key in _UPPER_KEYS and isinstance(value, int) and value > limits.max_repeat)
+    }
 
 
 def _over(what: str, limit: int, path: str) -> None:

@@ -46,7 +46,8 @@ class ThinkingIn(_Lenient):
 
 
 class MessageIn(_Lenient):
-    role: Literal["user", "assistant"]
+    # Claude Code (2.1+) also sends system turns between the others
+    role: Literal["user", "assistant", "system"]
     content: str | list[Block]
 
 
@@ -158,6 +159,8 @@ def _turn(message: MessageIn, index: int) -> list[ChatMessage]:
         else:
             texts.append(_text_of(block, where))
     text = "".join(texts)
+    if message.role == "system":
+        return [ChatMessage("system", text)]
     if message.role == "assistant":
         reasoning = "".join(thoughts)
         return [ChatMessage("assistant", text, tool_calls=tuple(calls), reasoning=reasoning)]

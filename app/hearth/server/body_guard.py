@@ -28,6 +28,7 @@ from hearth.engine.grammar import (
     SchemaTooComplexError,
     check_schema,
     compile_grammar,
+    relax_upper_bounds,
 )
 from hearth.server.errors import ApiError, json_error
 
@@ -165,9 +166,10 @@ async def check_schemas(body: dict[str, Any], fields: Collection[str]) -> None:
 
 def _check_tool_schemas(tools: list[tuple[str, Any]]) -> None:
     """Each tool's schema, and all of them together: a forced call turns every offered
-    tool into one grammar."""
-    total = sum(len(check_schema(schema, where).encode("utf-8", "surrogatepass"))
-                for where, schema in tools)  # fmt: skip
+    tool into one grammar (with upper bounds past the limits dropped, see
+    relax_upper_bounds: agents' tools have them)."""
+    texts = [check_schema(relax_upper_bounds(schema), where) for where, schema in tools]
+    total = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
     if total > SCHEMA_LIMITS.max_tools_bytes:
         raise SchemaTooComplexError(
             f"tools: the tools' schemas are {total} bytes together; "

@@ -8,6 +8,7 @@ and a ``previous_response_id``; the route then puts the stored conversation firs
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -19,6 +20,8 @@ from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
 from hearth.core.sampling import SamplingParams
 from hearth.server.openai_schemas import MAX_MESSAGES
 from hearth.server.pipeline import OutputFormat, ToolChoice
+
+log = logging.getLogger(__name__)
 
 
 class _Lenient(BaseModel):
@@ -106,14 +109,19 @@ class ResponsesRequest(_Lenient):
         return out
 
     def tool_specs(self) -> list[ToolSpec]:
-        specs = []
+        """The function tools. Hosted tools (web search, file search ...) and namespaces
+        of a client's own tools are left out: a local model has no such tools to call,
+        and Codex CLI offers some on every request (``web_search``, ``namespace``)."""
+        specs, left_out = [], set()
         for index, tool in enumerate(self.tools or ()):
-            if tool.type != "function" or not tool.name:
-                raise InvalidRequestError(
-                    f"Only function tools are supported, not {tool.type!r}.",
-                    param=f"tools.{index}",
-                )
+            if tool.type != "function":
+                left_out.add(tool.type)
+                continue
+            if not tool.name:
+                raise InvalidRequestError("A function tool needs a 'name'.", param=f"tools.{index}")
             specs.append(ToolSpec(tool.name, tool.description or "", tool.parameters or {}))
+        if left_out:
+            log.info("tools of types %s left out: only function tools run here", sorted(left_out))
         return specs
 
     def choice(self) -> ToolChoice:

@@ -16,6 +16,7 @@ from llama_cpp import llama_grammar
 
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ToolSpec
+from hearth.engine.grammar import relax_upper_bounds
 from hearth.engine.tool_formats.base import DSML, ToolFormat, ds_token
 from hearth.engine.tool_formats.json_formats import HERMES_CLOSE, HERMES_OPEN, MISTRAL_MARK
 
@@ -86,7 +87,8 @@ def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = 
     key = "parameters" if fmt in (ToolFormat.LLAMA3, ToolFormat.COMMAND_R) else "arguments"
     variants = [
         {"type": "object",
-         "properties": {name_key: {"const": t.name}, key: t.parameters or {"type": "object"}},
+         "properties": {name_key: {"const": t.name},
+                        key: relax_upper_bounds(t.parameters) or {"type": "object"}},
          "required": [name_key, key], "additionalProperties": False}
         for t in chosen
     ]  # fmt: skip
