@@ -123,3 +123,39 @@ def test_failure_is_plain_words_and_retry_works(
         await services.aclose()
 
     arun(scenario())
+
+
+def test_finished_download_has_load_and_show_in_folder_and_the_count_follows(
+    qtbot: QtBot, arun, hub: FakeHub, tiny_model_q8: Path
+) -> None:
+    hub.throttle_bps = 2_000_000
+    opened: list[str] = []
+    services = AppServices(
+        download_options={"retry": FAST_RETRY, "reserve_bytes": 0, "token_provider": lambda: None}
+    )
+    page = DownloadsPage(services, TaskSet(), opener=lambda url: opened.append(url.toLocalFile()))
+    qtbot.addWidget(page)
+    page.show()
+    counts: list[int] = []
+    page.active_changed.connect(counts.append)
+    loads: list[Path] = []
+    page.load_requested.connect(loads.append)
+
+    async def scenario() -> None:
+        services.downloads.add(REPO, Q8)
+        await arun.wait_until(lambda: page.row_for(Q8) is not None, 5, "a row")
+        row = page.row_for(Q8)
+        assert row is not None
+        assert counts[:1] == [1] and page.active_count == 1  # the rail's badge: 1
+        assert not row.load_button.isVisible() and not row.folder_button.isVisible()
+        await arun.wait_until(lambda: row.last.state is DownloadState.COMPLETED, 60, "done")
+        assert counts[-1] == 0 and page.active_count == 0  # the badge goes away
+        assert row.load_button.isVisible() and row.folder_button.isVisible()
+        assert not row.pause_button.isVisible() and not row.cancel_button.isVisible()
+        row.load_button.click()
+        assert loads == [row.last.dest]
+        row.folder_button.click()
+        assert opened == [str(row.last.dest.parent)]
+        await services.aclose()
+
+    arun(scenario())

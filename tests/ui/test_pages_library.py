@@ -108,3 +108,48 @@ def test_quantized_file_from_the_page_loads(qtbot: QtBot, arun, tiny_model_f16: 
         assert llama.tokenize("hello", add_special=True, parse_special=False)
     finally:
         llama.close()
+
+
+def test_load_opens_the_load_dialog_which_switches_models(
+    qtbot: QtBot, arun, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+) -> None:
+    from hearth.ui.main_window import MainWindow
+
+    window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
+    qtbot.addWidget(window)
+    window.show()
+    library = window.library_page
+
+    async def scenario() -> None:
+        await library.import_file(tiny_model_q8)
+        await library.import_file(tiny_model_f16)
+        q8 = library.model_named(tiny_model_q8.name)
+        f16 = library.model_named(tiny_model_f16.name)
+        assert q8 is not None and f16 is not None
+        load = library.table.cellWidget(library.models.index(q8), 8).findChild(QPushButton)
+        assert load.text() == "Load"
+        load.click()
+        dialog = window.extras.load_dialog
+        assert dialog is not None and dialog.isVisible()  # the dialog, not a direct load
+        assert window.supervisor.process is None
+        assert dialog.model_path == tiny_model_q8
+        await dialog.info_task
+        assert dialog.meta is not None and dialog.meta.quantization == "Q8_0"
+        q8_estimate = dialog.estimate_label.text()
+        await dialog.model_combo.fill_task
+        assert sorted(p.name for p in dialog.model_combo.paths()) == sorted(
+            [tiny_model_q8.name, tiny_model_f16.name]
+        )
+        dialog.ctx_spin.setValue(2048)  # an unsaved change, for Q8 only
+        dialog.model_combo.choose(f16.path)
+        assert dialog.windowTitle() == f"Load {tiny_model_f16.name}"
+        assert dialog.meta is None and dialog.ctx_spin.value() == 4096  # its own defaults
+        await dialog.info_task
+        assert dialog.meta is not None and dialog.meta.quantization == "F16"
+        assert dialog.estimate_label.text() != q8_estimate  # the estimate followed
+        assert dialog.load_options().n_ctx == min(4096, dialog.meta.context_length or 4096)
+        dialog.reject()
+        assert window.supervisor.process is None
+
+    arun(scenario())
+    window.close()

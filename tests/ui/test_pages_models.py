@@ -110,6 +110,10 @@ def test_search_download_library_load_chat(
         dest = window.services.paths.models_dir / "hearth" / "tiny-GGUF" / Q8
         assert dest.read_bytes() == expected
         assert row.bar.value() == 1000 and "Done" in row.detail_label.text()
+        await arun.wait_until(lambda: mp.button_text("Q8_0") == "Load", 10, "Load on Discover")
+        assert "Downloading" not in mp.status.text()
+        assert not row.load_button.isHidden() and not row.folder_button.isHidden()
+        assert window.nav.badge("Downloads") == 0
         assert not row.pause_button.isVisible() and not part_path(dest).exists()
         window.show_page("Downloads")
         shot(window, tmp_path, "downloads-done", docs=False)  # docs: a live one
@@ -124,7 +128,12 @@ def test_search_download_library_load_chat(
         texts = [library.table.item(0, c).text() for c in range(8)]
         assert texts[1] == "Q8_0" and texts[5] == "llama" and texts[6] == "Hearth"
         shot(window, tmp_path, "library")
-        library.load_model(model)
+        library.load_model(model)  # Load: the Load dialog for it, not a direct load
+        dialog = window.extras.load_dialog
+        assert dialog is not None and dialog.model_path == model.path
+        assert window.supervisor.process is None
+        await dialog.info_task
+        dialog.load_button.click()
         assert window.pages.currentWidget() is window.pages.widget(0)  # back on Chat
         await arun.wait_until(
             lambda: window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR),

@@ -153,13 +153,15 @@ class MainWindow(QMainWindow):
         row.addWidget(self.pages, 1)
         self.setCentralWidget(shell)
         self.add_page("Chat", chat_page)
-        self.discover_page = DiscoverPage(self.services, self._tasks, self)
+        self.discover_page = DiscoverPage(self.services, self._tasks, self, store=self.extras.store)
         self.downloads_page = DownloadsPage(self.services, self._tasks, self)
         self.library_page = LibraryPage(self.services, self._tasks, self)
         self.add_page("Discover", self.discover_page)
         self.add_page("Downloads", self.downloads_page)
         self.add_page("Library", self.library_page)
-        self.library_page.load_requested.connect(self._load_from_library)
+        for page in (self.library_page, self.downloads_page, self.discover_page):
+            page.load_requested.connect(self._load_from_library)  # via the Load dialog
+        self.downloads_page.active_changed.connect(lambda n: self.nav.set_badge("Downloads", n))
         for page in (self.library_page, self.downloads_page, self.discover_page):
             page.recommended_requested.connect(self.extras.show_first_run)
         for page in (self.library_page, self.downloads_page):
@@ -228,8 +230,9 @@ class MainWindow(QMainWindow):
             self._tasks.spawn(self.downloads_page.restore(), name="restore-downloads")
 
     def _load_from_library(self, path: Path) -> None:
-        self.open_model(path)
-        self.show_page("Chat")
+        """Load from Library, Downloads or Discover: the Load dialog; loading shows Chat."""
+        dialog = self.extras.show_load_dialog(path)
+        dialog.accepted.connect(lambda: self.show_page("Chat"))
 
     # ------------------------------------------------------------------ build
     def _build_actions(self) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QFrame,
     QListView,
@@ -44,6 +45,7 @@ class PageRail(QListWidget):
         self.tokens = tokens
         self._names: list[str] = []
         self._widgets: dict[str, QWidget] = {}
+        self._badges: dict[str, int] = {}  # a count drawn over a page's icon
         self.setObjectName("pageRail")
         self.setAccessibleName("Pages")
         self.setFixedWidth(RAIL_WIDTH)
@@ -90,7 +92,44 @@ class PageRail(QListWidget):
         for row, name in enumerate(self._names):
             self._set_icon(row, name)
 
+    def set_badge(self, name: str, count: int) -> None:
+        """Show ``count`` over a page's icon (e.g. downloads running); 0 removes it."""
+        row = self._names.index(name)
+        self._badges[name] = max(0, count)
+        self._set_icon(row, name)
+        item = self.item(row)
+        if item is not None:
+            words = f"{name}: {count} in progress" if count else name
+            item.setToolTip(words)
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, words)
+
+    def badge(self, name: str) -> int:
+        return self._badges.get(name, 0)
+
     def _set_icon(self, row: int, name: str) -> None:
         item = self.item(row)
         if item is not None and name in PAGE_ICONS:
-            item.setIcon(icon(PAGE_ICONS[name], self.tokens, color=self.tokens.text_muted))
+            base = icon(PAGE_ICONS[name], self.tokens, color=self.tokens.text_muted)
+            count = self._badges.get(name, 0)
+            item.setIcon(self._with_badge(base, count) if count else base)
+
+    def _with_badge(self, base: QIcon, count: int) -> QIcon:
+        """``base`` with a filled circle holding ``count`` at its top right."""
+        size = 44  # twice the icon size: crisp on high-density screens
+        pixmap = QPixmap(size, size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        base.paint(painter, 0, 4, size - 4, size - 4)
+        disc = QRectF(size - 24, 0, 24, 24)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(self.tokens.accent_fill))
+        painter.drawEllipse(disc)
+        font = QFont(self.font())
+        font.setPixelSize(15)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor(self.tokens.on_accent))
+        painter.drawText(disc, Qt.AlignmentFlag.AlignCenter, str(count) if count < 10 else "9+")
+        painter.end()
+        return QIcon(pixmap)

@@ -1,7 +1,9 @@
 """The Load dialog: how to load one model, with a live memory estimate.
 
 GPU layers (slider, 0..n_layers), context length, KV-cache type, flash attention,
-threads, mmap/mlock and parallel slots. The estimate comes from the GGUF header
+threads, mmap/mlock and parallel slots, for the model chosen at the top (any model in
+the library: ``model_choice``; switching re-reads its header and restores its own
+saved choices). The estimate comes from the GGUF header
 (read on a worker thread once) and ``hearth.hardware``'s memory model, which is plain
 arithmetic and cheap enough to redo on every change. "Auto-fit" picks the most GPU
 layers that fit. The choices are remembered per model (by path) in the settings.
@@ -38,11 +40,15 @@ from hearth.core.units import format_bytes
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
 from hearth.hardware.fit import FitVerdict, estimate_fit
 from hearth.hardware.probe import probe_system
+from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import Placement, place_layers
+from hearth.ui.dialogs.model_choice import ModelChoice
+from hearth.ui.fit_chip import ChipLevel, chip_colors
+from hearth.ui.style.theme import tokens_for
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -77,7 +83,9 @@ class LoadDialog(QDialog):
         *,
         system: SystemMemory | None = None,
         parent: QWidget | None = None,
+        library: Library | None = None,
     ) -> None:
+        """``library`` lists the models the dialog can switch to (default: the app's)."""
         super().__init__(parent)
         self.model_path = Path(model_path)
         self.store = store
@@ -91,12 +99,49 @@ class LoadDialog(QDialog):
         self.setAccessibleName("Load model dialog")
         self.setMinimumWidth(520)
         self._build()
+        self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self)
+        self.model_combo.model_chosen.connect(self.switch_model)
+        self.layout().insertWidget(0, self.model_combo)  # type: ignore[union-attr]
         self._restore(store.settings.model_load_options.get(self._key(), {}))
         self._update_estimate()
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
     def _key(self) -> str:
         return str(self.model_path.expanduser().resolve())
+
+    def switch_model(self, path: Path) -> None:
+        """Show ``path`` instead: its header, its saved choices and its estimate."""
+        if Path(path) == self.model_path:
+            return
+        self.info_task.cancel()
+        self.model_path = Path(path)
+        self.meta = None
+        self.error = None
+        self._memory = None
+        self._memory_plan = None
+        self.setWindowTitle(f"Load {self.model_path.name}")
+        self.title_label.setText(f"<b>{self.model_path.name}</b>")
+        self.info_label.setText("Reading the model's header…")
+        self.load_button.setEnabled(True)
+        self.gpu_slider.blockSignals(True)
+        self.gpu_slider.setRange(0, 0)
+        self.gpu_slider.setEnabled(False)
+        self.gpu_slider.blockSignals(False)
+        self.autofit_button.setEnabled(False)
+        self._reset_choices()
+        self._restore(self.store.settings.model_load_options.get(self._key(), {}))
+        self._update_estimate()
+        self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
+
+    def _reset_choices(self) -> None:
+        """The defaults, before a model's own saved choices are restored."""
+        self.ctx_spin.setValue(DEFAULT_CONTEXT)
+        self.parallel_spin.setValue(4)
+        self.kv_combo.setCurrentText("f16")
+        self.flash_combo.setCurrentText(FLASH_CHOICES[0])
+        self.threads_spin.setValue(0)
+        self.mmap_check.setChecked(True)
+        self.mlock_check.setChecked(False)
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
@@ -130,7 +175,9 @@ class LoadDialog(QDialog):
         self.ctx_warning = QLabel(self)
         self.ctx_warning.setObjectName("ctxWarning")
         self.ctx_warning.setAccessibleName("Context warning")
-        self.ctx_warning.setStyleSheet("#ctxWarning { color: #b3261e; }")
+        self.ctx_warning.setStyleSheet(
+            f"#ctxWarning {{ color: {tokens_for(self.palette()).danger}; }}"
+        )
         self.ctx_warning.setWordWrap(True)
         self.ctx_warning.hide()
         ctx_row = QHBoxLayout()
@@ -301,7 +348,8 @@ class LoadDialog(QDialog):
             f"KV cache {format_bytes(mem.kv_cache_bytes)}, "
             f"compute {format_bytes(mem.compute_bytes)}.\n{place.describe()}"
         )
-        color = "#1e7b34" if place.fits else "#b3261e"
+        level = ChipLevel.GOOD if place.fits else ChipLevel.BAD
+        color = chip_colors(tokens_for(self.palette()), level).text
         self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")
         self.estimate_label.setText(text)
         self.estimate_changed.emit(text)

@@ -1,5 +1,8 @@
 """The Downloads page: one live row per download, with pause, resume, cancel and retry.
 
+A finished download has Load (the Load dialog, through ``load_requested``) and Show
+in folder. While downloads run, ``active_changed`` says how many, for the rail's badge.
+
 Rows are repainted from a 10 Hz timer off the latest event per download, however
 often events arrive. Unfinished downloads found on disk at start are listed paused
 (``DownloadManager.restore(start=False)``) so they survive a restart.
@@ -9,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -29,11 +34,13 @@ from hearth.hub.sidecar import part_path, read_sidecar
 from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.pages.common import button
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.theme import tokens_for
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
 REPAINT_MS = 100
+UrlOpener = Callable[[QUrl], object]
 
 _STATE_WORDS = {
     DownloadState.QUEUED: "Waiting",
@@ -73,15 +80,20 @@ class DownloadRow(QFrame):
         self.detail_label = QLabel(self)
         self.error_label = QLabel(self)
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #b3261e;")
+        self._restyle()
         did = event.download_id
+        self.load_button = button("Load", f"Load {event.filename}", lambda: page.load(did))
+        self.load_button.setProperty("primary", True)
+        self.folder_button = button(
+            "Show in folder", f"Show {event.filename} in its folder", lambda: page.show_folder(did)
+        )
         self.pause_button = button("Pause", f"Pause {event.filename}", lambda: page.pause(did))
         self.resume_button = button("Resume", f"Resume {event.filename}", lambda: page.resume(did))
         self.retry_button = button("Retry", f"Retry {event.filename}", lambda: page.resume(did))
         self.cancel_button = button("Cancel", f"Cancel {event.filename}", lambda: page.cancel(did))
         top = QHBoxLayout()
         top.addWidget(self.name_label, 1)
-        for btn in (self.pause_button, self.resume_button, self.retry_button, self.cancel_button):
+        for btn in self.buttons:
             top.addWidget(btn)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -92,7 +104,22 @@ class DownloadRow(QFrame):
 
     @property
     def buttons(self) -> list[QPushButton]:
-        return [self.pause_button, self.resume_button, self.retry_button, self.cancel_button]
+        return [
+            self.load_button,
+            self.folder_button,
+            self.pause_button,
+            self.resume_button,
+            self.retry_button,
+            self.cancel_button,
+        ]
+
+    def _restyle(self) -> None:
+        self.error_label.setStyleSheet(f"color: {tokens_for(self.palette()).danger};")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
 
     def update_from(self, event: DownloadEvent) -> None:
         self.last = event
@@ -122,16 +149,31 @@ class DownloadRow(QFrame):
         self.resume_button.setVisible(state is DownloadState.PAUSED)
         self.retry_button.setVisible(state is DownloadState.FAILED)
         self.cancel_button.setVisible(not state.finished or state is DownloadState.FAILED)
+        done = state is DownloadState.COMPLETED
+        self.load_button.setVisible(done)
+        self.folder_button.setVisible(done)
 
 
 class DownloadsPage(QWidget):
     discover_requested = Signal()  # the empty state's "Find a model"
     recommended_requested = Signal()  # the empty state's "Get a recommended model"
+    load_requested = Signal(object)  # Path of a finished download, for the Load dialog
+    active_changed = Signal(int)  # downloads waiting or running (the rail's badge)
 
-    def __init__(self, services: AppServices, tasks: TaskSet, parent: QWidget | None = None):
+    def __init__(
+        self,
+        services: AppServices,
+        tasks: TaskSet,
+        parent: QWidget | None = None,
+        *,
+        opener: UrlOpener | None = None,
+    ) -> None:
+        """``opener`` opens a folder URL (default: the file manager; tests record it)."""
         super().__init__(parent)
         self.services = services
         self._tasks = tasks
+        self._opener: UrlOpener = opener or QDesktopServices.openUrl
+        self.active_count = 0
         self.rows: dict[int, DownloadRow] = {}
         self._pending: dict[int, DownloadEvent] = {}
         self.restored = False
@@ -212,6 +254,17 @@ class DownloadsPage(QWidget):
     def cancel(self, download_id: int) -> None:
         self.services.downloads.cancel(download_id)
 
+    def load(self, download_id: int) -> None:
+        """A finished download's Load: the Load dialog for its file."""
+        row = self.rows.get(download_id)
+        if row is not None and row.last.state is DownloadState.COMPLETED:
+            self.load_requested.emit(row.last.dest)
+
+    def show_folder(self, download_id: int) -> None:
+        row = self.rows.get(download_id)
+        if row is not None:
+            self._opener(QUrl.fromLocalFile(str(row.last.dest.parent)))
+
     def clear_finished(self) -> None:
         for did, row in list(self.rows.items()):
             if row.last.state in (DownloadState.COMPLETED, DownloadState.CANCELLED):
@@ -244,6 +297,17 @@ class DownloadsPage(QWidget):
                 row.update_from(event)
         self.empty_label.setVisible(not self.rows)
         self._scroll.setVisible(bool(self.rows))
+        self._count_active()
+
+    def _count_active(self) -> None:
+        active = sum(
+            1
+            for row in self.rows.values()
+            if row.last.state is DownloadState.QUEUED or row.last.state.active
+        )
+        if active != self.active_count:
+            self.active_count = active
+            self.active_changed.emit(active)
 
     def row_for(self, filename: str) -> DownloadRow | None:
         """The newest row for a file name (tests and the Discover page use it)."""

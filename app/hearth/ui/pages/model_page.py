@@ -100,6 +100,7 @@ class ModelPage(QWidget):
         self._events: dict[str, DownloadEvent] = {}  # file path in the repo -> latest
         self._downloading: str | None = None  # label named in the status line
         self._warn = ""  # "it won't fit" note of that download
+        self._fitted_ctx = 0  # the context the chips were judged at
         self._task: asyncio.Task[None] | None = None
         self._card_task: asyncio.Task[None] | None = None
         self.confirm_box: QWidget | None = None  # the open "won't fit" question
@@ -232,6 +233,9 @@ class ModelPage(QWidget):
 
     # ------------------------------------------------------------------ fit
     def refresh_fit(self) -> None:
+        """The context changed: judge again (focus leaving the box unchanged does not)."""
+        if self.ctx_spin.value() == self._fitted_ctx:
+            return
         if self.listing is not None and self.listing.models:
             self._restart(self._fit(self.listing))
 
@@ -243,6 +247,7 @@ class ModelPage(QWidget):
         ref = next((m for m in listing.models if m.complete), listing.models[0])
         first = ref.files[0]
         plan = ContextPlan(n_ctx=self.ctx_spin.value())
+        self._fitted_ctx = plan.n_ctx
         try:
             meta = await in_thread(
                 partial(remote_metadata, listing.repo_id, first.path,
