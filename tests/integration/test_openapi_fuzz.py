@@ -14,12 +14,15 @@ from server_process import start_serve
 def test_openapi_document_lists_the_routes(serve_q8):
     document = httpx.get(f"{serve_q8.base_url}/openapi.json").json()
     for path in ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
-                 "/api/chat", "/api/generate", "/api/tags", "/health"):  # fmt: skip
+                 "/api/chat", "/api/generate", "/api/tags", "/health", "/v1/messages",
+                 "/v1/responses", "/infill", "/v1/infill"):  # fmt: skip
         assert path in document["paths"]
     body = document["paths"]["/v1/chat/completions"]["post"]["requestBody"]
     schema = body["content"]["application/json"]["schema"]
     assert "messages" in schema["required"]
     assert "Message" in document["components"]["schemas"]
+    infill = document["paths"]["/infill"]["post"]["requestBody"]["content"]["application/json"]
+    assert {"input_prefix", "input_suffix"} <= set(infill["schema"]["required"])
 
 
 def test_schemathesis_finds_no_server_errors(tiny_model_q8, tmp_path):
