@@ -101,7 +101,8 @@ def access_error(
     repo_url = f"{base}/{repo_id}"
     tokens_url = f"{base}/settings/tokens"
     add_token = (
-        f"Add a Hugging Face token in Hearth's settings (create a 'read' token at {tokens_url})"
+        "Add a Hugging Face token in Settings > Hugging Face account (or run "
+        f"'hearth login'; create a 'read' token at {tokens_url})"
     )
     if error_code == "GatedRepo":
         if not has_token or status == 401:
@@ -122,7 +123,8 @@ def access_error(
     if status == 401 and error_message and "Invalid credentials" in error_message:
         return HubAccessError(
             f"Hugging Face rejected your token while opening {repo_id}. Replace it in "
-            f"Hearth's settings with a valid 'read' token from {tokens_url}.",
+            "Settings > Hugging Face account (or with 'hearth login') with a valid 'read' "
+            f"token from {tokens_url}.",
             repo_id=repo_id,
             status=status,
         )

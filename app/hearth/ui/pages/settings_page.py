@@ -1,9 +1,12 @@
-"""Settings: models folders, download limits, theme, and where the data lives.
+"""Settings: models folders, download limits, the Hugging Face account, theme, and
+where the data lives.
 
 Folders go to the library's index (``Library.add_folder``/``remove_folder``); the
 rest goes to the Settings file through the shared ``SettingsStore``. Disk work runs
 on worker threads. The "Folders" box (``folders_box.py``) shows the data, settings,
-logs and models folders in use, each with a "Show in file manager" button.
+logs and models folders in use, each with a "Show in file manager" button. The
+"Hugging Face account" box (``hf_account_box.py``) logs in and out with a token kept
+where ``hearth login`` keeps it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from hearth.config.folders import user_folders
 from hearth.library import Library, LibraryError
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.folders_box import FoldersBox, Opener
+from hearth.ui.pages.hf_account_box import HfAccountBox
 from hearth.ui.style.theme import THEMES, apply_theme
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -108,6 +112,8 @@ class SettingsPage(QWidget):
         form.addRow("Downloads at once", self.concurrency_spin)
         form.addRow("Bandwidth limit", self.bandwidth_spin)
 
+        self.hf_account = HfAccountBox(self.store, self)
+
         look_box = QGroupBox("Appearance", self)
         self.theme_combo = QComboBox(look_box)
         self.theme_combo.setAccessibleName("Theme")
@@ -126,6 +132,7 @@ class SettingsPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(folders_box, 1)
         layout.addWidget(downloads_box)
+        layout.addWidget(self.hf_account)
         layout.addWidget(look_box)
         layout.addWidget(self.folders_box)
 
