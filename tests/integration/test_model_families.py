@@ -357,3 +357,12 @@ if os.environ.get("HEARTH_FAMILIES_REPORT"):  # the before/after table for the i
                 print(case.id, exc)
             print(f"| {case.id} | {calls if case.call else '-'} | "
                   f"{thought if case.reasoning else '-'} |")  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["mistral-small-3.2", "gpt-oss", "qwen3-coder", "hermes-2-pro"])
+def test_a_required_call_is_forced_in_the_family_syntax(families: Any, model: str) -> None:
+    """tool_choice "required" is a grammar in the family's own syntax, control tokens
+    included; the scripted call fits it, so it comes back structured."""
+    body = {**_chat_body(BY_ID[model], stream=False), "tool_choice": "required"}
+    message = _client(families).chat.completions.create(**body).choices[0].message
+    _assert_call([(c.function.name, c.function.arguments) for c in message.tool_calls or []])

@@ -96,7 +96,41 @@ def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = 
     body = _schema_rules(schema, "call", [name_key, key])
     before, after = _OBJECT_FRAMES.get(fmt, _OBJECT_FRAMES[ToolFormat.HERMES])
     parts = [p for p in (_lit(before) if before else "", "call", _lit(after) if after else "") if p]
+    if fmt is ToolFormat.MISTRAL:  # or Mistral Small 3.2's own form: name[ARGS]{json}
+        schema = chosen[0].parameters if len(chosen) == 1 else {}
+        args = _prefixed(_schema_rules(schema or {"type": "object"}, "args", []), "mx-")
+        names = _names_rule(chosen).replace("name ::=", "mistral-fn ::=", 1)
+        alternative = f"{_lit(MISTRAL_MARK)} mistral-fn {_lit('[ARGS]')} mx-args"
+        return f"root ::= {' '.join(parts)} | {alternative}\n{body}\n{names}\n{args}"
     return f"root ::= {' '.join(parts)}\n{body}"
+
+
+def _prefixed(rules: str, prefix: str) -> str:
+    """GBNF ``rules`` with every rule they define renamed ``prefix + name`` (definitions
+    and references; quoted literals and character classes untouched), so two schemas'
+    rules (each with its own ``name``, ``space`` ...) can share one grammar."""
+    defined = set(re.findall(r"(?m)^([A-Za-z0-9-]+) ::=", rules))
+    out: list[str] = []
+    i = 0
+    while i < len(rules):
+        ch = rules[i]
+        if ch in '"[':
+            close = '"' if ch == '"' else "]"
+            j = i + 1
+            while j < len(rules) and rules[j] != close:
+                j += 2 if rules[j] == "\\" else 1
+            out.append(rules[i : j + 1])
+            i = j + 1
+            continue
+        word = re.match(r"[A-Za-z0-9-]+", rules[i:])
+        if word:
+            name = word.group(0)
+            out.append(prefix + name if name in defined else name)
+            i += len(name)
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _schema_rules(schema: dict[str, Any], rule: str, order: list[str]) -> str:
