@@ -10,11 +10,12 @@ Random weights can't be made to write a tool call, so these models are built by 
 
 So after any prompt (whose last token is ordinary) the model "answers" with exactly the
 script. A script token equal to the prompt's last one (a lone "\n" after a generation
-prompt ending in a newline) would be taken for it, so scripts avoid such short pieces. The next token depends on the current one only, and llama.cpp wants token texts
-unique, so a script never repeats a token (harmony's two ``<|channel|>`` messages take
-two scripts). Markers that are control
-tokens in the family's real vocabulary are CONTROL here too, so the engine must keep
-them as text the way llama-server does, or the reply cannot be parsed.
+prompt ending in a newline) would be taken for it, so scripts avoid such short pieces.
+The next token depends on the current one only, and llama.cpp wants token texts unique,
+so a script never repeats a token (harmony's two ``<|channel|>`` messages take two
+scripts). Markers that are control tokens in the family's real vocabulary are CONTROL
+here too, so the engine must keep them as text the way llama-server does, or the reply
+cannot be parsed.
 """
 
 from __future__ import annotations
