@@ -20,6 +20,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 if str(TESTS) not in sys.path:
     sys.path.append(str(TESTS))  # after site-packages: tests/hearth.py must not shadow hearth
@@ -98,3 +100,56 @@ def ensure_bench_model(cache_dir: Path = CACHE_DIR) -> Path:
         f16.unlink(missing_ok=True)
         partial.unlink(missing_ok=True)
     return dst
+
+
+# --------------------------------------------------------------------------- speculative pair
+
+SPEC_VERSION = 1  # bump when anything below changes the files
+SPEC_N_VOCAB = 8000  # small, so the output matmul does not dominate the draft's cost
+SPEC_TARGET = gf.LlamaSpec(n_embd=512, n_ff=1536, n_layer=32, n_head=8, n_head_kv=4)
+SPEC_DRAFT_LAYERS = 2
+
+
+def ensure_spec_models(noise: float, cache_dir: Path = CACHE_DIR) -> dict[str, Path]:
+    """Q8_0 models for bench/speculative.py, synthesized on first use and cached.
+
+    ``target``: 32 blocks of which 2-31 write nothing, so it predicts what ``draft`` (its
+    first 2 blocks, same embedding and output matrix) predicts at 16 times the cost;
+    ``noisy``: the same target with the dead blocks writing ``noise`` times their random
+    output, which lowers acceptance; ``unrelated``: a 2-block draft of another seed.
+    One uniform type (Q8_0) so the draft's shared tensors stay bit-identical.
+    """
+    folder = cache_dir / f"spec-v{SPEC_VERSION}"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = {"target": "target", "draft": "draft", "unrelated": "unrelated",
+             "noisy": f"noisy-{noise:g}"}  # fmt: skip
+    paths = {k: folder / f"{v}-Q8_0.gguf" for k, v in names.items()}
+    vocab = build_vocab(SPEC_N_VOCAB)
+    quiet = gf.non_normal_rows(vocab)
+    small = gf.LlamaSpec(**{**SPEC_TARGET.__dict__, "n_layer": SPEC_DRAFT_LAYERS})
+    writers = {
+        "target": lambda p: gf.damp_blocks(_write(p, SPEC_TARGET, vocab, quiet, 0), _dead(), 0.0),
+        "draft": lambda p: _write(p, small, vocab, quiet, 0),
+        "unrelated": lambda p: _write(p, small, vocab, quiet, 1),
+        "noisy": lambda p: gf.damp_blocks(_write(p, SPEC_TARGET, vocab, quiet, 0), _dead(), noise),
+    }
+    for key, path in paths.items():
+        if path.exists():
+            continue
+        f16 = path.with_suffix(".f16.tmp")
+        try:
+            writers[key](f16)
+            gf.quantize(f16, path.with_suffix(".partial"), "Q8_0")
+            path.with_suffix(".partial").replace(path)
+        finally:
+            f16.unlink(missing_ok=True)
+            path.with_suffix(".partial").unlink(missing_ok=True)
+    return paths
+
+
+def _dead() -> range:
+    return range(SPEC_DRAFT_LAYERS, SPEC_TARGET.n_layer)
+
+
+def _write(path: Path, spec: gf.LlamaSpec, vocab: gf.Vocab, quiet: np.ndarray, seed: int) -> Path:
+    return gf.write_llama(path, spec, vocab, name="Hearth Spec Bench", seed=seed, quiet_rows=quiet)

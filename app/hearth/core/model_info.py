@@ -43,8 +43,9 @@ class SpecMode(str, Enum):
     OFF = "off"
 
 
-DEFAULT_SPEC = SpecMode.NGRAM
-"""Speculation without a draft model; docs/benchmarks.md has the measurements."""
+DEFAULT_SPEC = SpecMode.OFF
+"""Speculation without a draft model: off until measurements show n-gram never loses
+(docs/benchmarks.md, "Speculative decoding")."""
 
 
 @dataclass(frozen=True)
