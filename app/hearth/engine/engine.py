@@ -30,7 +30,6 @@ from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.capabilities import ModelTraits, model_traits
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
-from hearth.engine.grammar import check_grammar
 from hearth.engine.model import LlamaModel
 from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
@@ -338,7 +337,7 @@ class Engine:
             )
         self._check_fits(tokens, request, info)
         if request.params.grammar:
-            await asyncio.to_thread(check_grammar, model.vocab, request.params.grammar)
+            await asyncio.to_thread(model.check_grammar, request.params.grammar)
         bad = [t for t in request.params.logit_bias if not 0 <= t < model.n_vocab]
         if bad:
             raise InvalidRequestError(

@@ -28,6 +28,7 @@ from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
 from hearth.engine.cache_types import ggml_type_for
 from hearth.engine.devices import list_devices, offloaded_layers
+from hearth.engine.grammar import check_grammar
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +287,15 @@ class LlamaModel:
                 self._vocab, data, len(data), tokens, capacity, add_special, parse_special
             )
         return list(tokens[:n])
+
+    def check_grammar(self, grammar: str) -> None:
+        """Compile ``grammar`` against this vocabulary (raises a clear 400 if it doesn't
+        compile), counted as a read so that an unload waits for it."""
+        self._enter()
+        try:
+            check_grammar(self._vocab, grammar)
+        finally:
+            self._leave()
 
     def token_bytes(self, token: int, *, special: bool = False) -> bytes:
         """The raw bytes of one token (may be part of a UTF-8 character)."""
