@@ -12,6 +12,7 @@ of a reply is reasoning; the same tags later on are ordinary text (code, quotes)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -217,3 +218,31 @@ def _message_kind(header: str) -> str:
         return "call"
     channel = re.search(r"<\|channel\|>\s*(\w+)", header)
     return "reasoning" if channel and channel.group(1) == "analysis" else "content"
+
+
+def _lit(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _class_char(ch: str) -> str:
+    return "\\" + ch if ch in "\\]-^[" else ch
+
+
+def with_reasoning(grammar: str, spec: ReasoningSpec, prompt: str) -> str:
+    """A forced-call ``grammar`` that first lets the model reason in its own markers.
+
+    A thinking model forced straight into a call is pushed out of distribution (it was
+    trained to think first), so the reasoning block stays open to it: optional, or
+    required to close when the prompt already opened it. The block's body is any text
+    that does not contain the closing marker, spelled as GBNF alternatives.
+    """
+    close = spec.close
+    body = " | ".join(
+        (f"{_lit(close[:i])} " if i else "") + f"[^{_class_char(ch)}]" for i, ch in enumerate(close)
+    )
+    after = _lit(spec.close + ("<|start|>assistant" if spec is HARMONY else ""))
+    block = f"reasoning-body {after} [ \\t\\n]*"
+    head = block if starts_inside(spec, prompt) else f"({_lit(spec.open)} {block})?"
+    renamed = re.sub(r"(?m)^root ::=", "forced-call ::=", grammar)
+    return (f"root ::= {head} forced-call\nreasoning-body ::= ({body})*\n"
+            f"{renamed}")  # fmt: skip

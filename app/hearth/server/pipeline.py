@@ -35,6 +35,7 @@ from hearth.core.model_info import ModelInfo
 from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine, GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
+from hearth.engine.reasoning import with_reasoning
 from hearth.engine.tool_calls import ToolFormat, call_grammar
 from hearth.server.model_manager import ModelManager
 from hearth.server.reply import ReplyShape, marker_texts
@@ -186,10 +187,10 @@ class Pipeline:
             tools = prompt.offered_tools()
             tool_format = engine.tool_format if tools else None
             text = engine.render_chat(prompt.messages, tools, prompt.template_kwargs)
-            forced = await asyncio.to_thread(  # a big tool schema compiles slowly
-                _forced_call_grammar, tools, prompt.tool_choice, tool_format
-            )
             shape = ReplyShape(engine.reasoning, text, tool_format, tuple(tools))
+            forced = await asyncio.to_thread(  # a big tool schema compiles slowly
+                _forced_call_grammar, tools, prompt.tool_choice, shape
+            )
             # The markers the reply is taken apart by must reach the text, as
             # llama-server's preserved_tokens do; other control tokens stay hidden.
             keep = engine.preserved_token_ids(marker_texts(shape.reasoning, tool_format))
@@ -359,9 +360,14 @@ def grammar_for_output(output: OutputFormat) -> str | None:
 
 
 def _forced_call_grammar(
-    tools: list[ToolSpec], choice: ToolChoice, fmt: ToolFormat | None
+    tools: list[ToolSpec], choice: ToolChoice, shape: ReplyShape
 ) -> str | None:
-    """A required or named tool choice: a grammar makes the model call it."""
+    """A required or named tool choice: a grammar makes the model call it (after its
+    reasoning, for a model that reasons)."""
+    fmt = shape.tool_format
     if not tools or fmt is None or choice.mode in ("auto", "none"):
         return None
-    return call_grammar(tools, fmt, only=choice.name if choice.mode == "named" else None)
+    grammar = call_grammar(tools, fmt, only=choice.name if choice.mode == "named" else None)
+    if shape.reasoning is None:
+        return grammar
+    return with_reasoning(grammar, shape.reasoning, shape.prompt)

@@ -82,7 +82,11 @@ def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = 
         before, after, end = (_lit(p) for p in _NAMED_FRAMES[fmt])
         args_schema = chosen[0].parameters if len(chosen) == 1 else {}
         body = _schema_rules(args_schema or {"type": "object"}, "args", [])
-        return f"root ::= {before} name {after} args {end}\n{_names_rule(chosen)}\n{body}"
+        root = f"{before} name {after} args {end}"
+        if fmt is ToolFormat.DEEPSEEK:  # or R1's: function<sep>NAME, then fenced JSON
+            fence, close = _lit("\n```json\n"), _lit("\n```")
+            root += f' | {before} "function" {after} name {fence} args {close} {end}'
+        return f"root ::= {root}\n{_names_rule(chosen)}\n{body}"
     name_key = "tool_name" if fmt is ToolFormat.COMMAND_R else "name"
     key = "parameters" if fmt in (ToolFormat.LLAMA3, ToolFormat.COMMAND_R) else "arguments"
     variants = [
