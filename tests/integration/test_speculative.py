@@ -165,7 +165,15 @@ def test_cancel_mid_run_frees_the_slot_and_the_next_is_unaffected(plain, drafted
     assert after == outputs(plain, [greedy(PROMPTS[1])])[0][0]
 
 
-def test_prefix_cache_across_turns_with_a_draft_model(spec_models, drafted):
+def test_prefix_cache_across_turns_with_a_draft_model(spec_models):
+    drafted = load(spec_models["target"], SpecMode.DRAFT, spec_models["draft"])
+    try:
+        prefix_cache_across_turns(drafted, spec_models)
+    finally:
+        drafted.unload()
+
+
+def prefix_cache_across_turns(drafted: Engine, spec_models: dict[str, Path]) -> None:
     first = PROMPTS[0] + " and the world of the cat is" * 12
     reply = outputs(drafted, [greedy(first, 32)])[0][0]
     follow_up = first + reply + " then"

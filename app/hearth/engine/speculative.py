@@ -10,12 +10,12 @@ The rule (docs/benchmarks.md has the measurements behind it):
 - Each slot keeps a decayed count of accepted and rejected drafts; ``p`` is the per-token
   acceptance estimate, pulled towards an optimistic prior so a new conversation tries.
 - A step that verifies ``k`` drafts yields ``E(k) = (1 - p^(k+1)) / (1 - p)`` tokens on
-  average and costs ``1 + k * c`` plain steps, where ``c`` is the measured cost of one
-  more token in the decode (fitted online from step times: on a CPU about 0.05-0.15,
-  on a GPU close to 0) times the busy streams, plus the draft model's cost per token
-  (its share of the target's parameters). The slot drafts the ``k`` in
-  [draft_min, draft_max] with the best ``E(k) / (1 + k * c)``, and nothing at all when
-  that gain is below ``MIN_GAIN``: acceptance too low to pay.
+  average. Its time is the measured time of a decode that many tokens larger
+  (``StepCost``, learned per batch size from the steps themselves, since on a CPU a
+  2-token decode can cost 3 one-token decodes while a 17-token one costs 7), plus the
+  drafter's measured time per token (n-gram: nothing). The slot drafts the ``k`` in
+  [draft_min, draft_max] with the most expected tokens per second, and nothing at all
+  when that beats plain decoding by less than ``MIN_GAIN``: acceptance too low to pay.
 - While a slot does not draft, its counts decay, so ``p`` drifts back to the prior and
   the slot probes again now and then (about once per 100 tokens when drafts fail).
 - With more than ``MAX_BUSY`` streams decoding, nobody drafts: batching already fills
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -70,47 +70,54 @@ class _SlotSpec:
 
 
 class StepCost:
-    """Decode time as ``a + b * tokens``, fitted by decayed least squares over recent
-    decode-only steps; ``extra`` is the cost of one more token relative to one."""
+    """How long a decode of ``n`` tokens takes, learned per batch size from decode-only
+    steps (an average that follows recent steps).
 
-    def __init__(self, decay: float = 0.98) -> None:
-        self._decay = decay
-        self._w = self._n = self._t = self._nn = self._nt = 0.0
+    A straight line does not fit: on the dev CPU a 2-token step took 2.8 times a 1-token
+    step and a 17-token step 7 times (a different matmul path for batches), so the rule
+    must know each size. Sizes not seen yet are interpolated between the nearest seen
+    ones, or assumed to cost ``DEFAULT_TOKEN_COST`` of a 1-token step per extra token:
+    optimistic, so they get tried once and then measured.
+    """
+
+    def __init__(self, weight: float = 0.2, max_age: int = 256) -> None:
+        self._weight = weight
+        self._max_age = max_age  # steps after which a size not seen again is forgotten
+        self._step = 0
+        self._seconds: dict[int, float] = {}
+        self._seen: dict[int, int] = {}
 
     def record(self, n_tokens: int, seconds: float) -> None:
-        d = self._decay
-        self._w = self._w * d + 1.0
-        self._n = self._n * d + n_tokens
-        self._t = self._t * d + seconds
-        self._nn = self._nn * d + n_tokens * n_tokens
-        self._nt = self._nt * d + n_tokens * seconds
+        old = self._seconds.get(n_tokens)
+        w = self._weight
+        self._seconds[n_tokens] = seconds if old is None else old * (1 - w) + seconds * w
+        self._step += 1
+        self._seen[n_tokens] = self._step
 
-    def per_token(self) -> tuple[float, float] | None:
-        """(a, b), or None until steps of different sizes have been seen."""
-        if self._w < 3.0:
-            return None
-        mean_n, mean_t = self._n / self._w, self._t / self._w
-        var = self._nn / self._w - mean_n * mean_n
-        if var < 0.1:
-            return None
-        b = (self._nt / self._w - mean_n * mean_t) / var
-        a = mean_t - b * mean_n
-        if a + b <= 0.0:
-            return None
-        return a, max(b, 0.0)
+    def seconds(self, n_tokens: int) -> float | None:
+        """The expected time of an ``n_tokens`` decode; None before any measurement.
 
-    def extra(self, n_streams: int) -> float:
-        """One more token's cost in units of one stream's share of a step."""
-        fit = self.per_token()
-        if fit is None:
-            return DEFAULT_TOKEN_COST * n_streams
-        a, b = fit
-        return min(n_streams * b / (a + b * n_streams), 1.0)
-
-    @property
-    def step_seconds(self) -> float:
-        fit = self.per_token()
-        return fit[0] + fit[1] if fit is not None else 0.0
+        A size measured once on a busy moment must not rule drafting out for good, and
+        a size the rule avoids is never measured again: so old sizes are forgotten and
+        tried afresh."""
+        stale = [n for n, at in self._seen.items() if self._step - at > self._max_age]
+        for n in stale:
+            del self._seconds[n], self._seen[n]
+        known = self._seconds
+        if not known:
+            return None
+        if n_tokens in known:
+            return known[n_tokens]
+        below = [n for n in known if n < n_tokens]
+        above = [n for n in known if n > n_tokens]
+        if below and above:
+            lo, hi = max(below), min(above)
+            share = (n_tokens - lo) / (hi - lo)
+            return known[lo] + (known[hi] - known[lo]) * share
+        base = min(known)
+        per_token = known[base] / base
+        edge = max(below) if below else base
+        return known[edge] + per_token * DEFAULT_TOKEN_COST * (n_tokens - edge)
 
 
 def expected_tokens(p: float, k: int) -> float:
@@ -120,11 +127,16 @@ def expected_tokens(p: float, k: int) -> float:
     return (1.0 - p ** (k + 1)) / (1.0 - p)
 
 
-def best_draft_length(p: float, cost: float, k_min: int, k_max: int) -> int:
-    """The draft length with the best expected speed-up, or 0 when none pays."""
+def best_draft_length(
+    p: float, step: Callable[[int], float], draft_s: float, k_min: int, k_max: int
+) -> int:
+    """The draft length with the best expected tokens per second, or 0 when none beats
+    plain decoding by ``MIN_GAIN``. ``step(k)``: the step's time with ``k`` more tokens
+    (``step(0)`` is the plain step); ``draft_s``: the drafter's time per token."""
+    plain = step(0)
     best_k, best_gain = 0, MIN_GAIN
     for k in range(max(k_min, 1), k_max + 1):
-        gain = expected_tokens(p, k) / (1.0 + k * cost)
+        gain = expected_tokens(p, k) * plain / (step(k) + k * draft_s)
         if gain > best_gain:
             best_k, best_gain = k, gain
     return best_k
@@ -143,11 +155,14 @@ class Speculator:
         draft_min: int = 1,
         draft_cost: float = 0.0,
     ) -> None:
+        """``draft_cost``: the draft model's time per token as a share of a one-token
+        target step, until measured."""
         self.mode = mode
         self._draft = draft
         self._draft_max = max(draft_max, 0)
         self._draft_min = max(draft_min, 1)
-        self._draft_cost = draft_cost  # per drafted token, in target steps
+        self._draft_share = draft_cost  # per drafted token, of a one-token target step
+        self._draft_s: float | None = None  # measured seconds per drafted token
         self._slots = [_SlotSpec() for _ in range(n_slots)]
         self._cost = StepCost()
         self.drafted_total = 0
@@ -187,24 +202,37 @@ class Speculator:
         if self.mode is SpecMode.OFF or not decoding or room <= 0:
             return {}
         busy = len(decoding) > MAX_BUSY
-        cost = self._cost.extra(len(decoding)) + self._draft_cost
+        n_tokens = len(decoding)  # tokens in this step so far
         wanted: list[tuple[Slot, int]] = []
         for slot in decoding:
             state = self._slots[slot.seq_id]
             if not state.enabled or slot.job is None:
                 continue
-            k = 0 if busy else best_draft_length(state.p, cost, self._draft_min, self._draft_max)
+            k = 0 if busy else self._length(state.p, n_tokens)
             k = min(k, room, _room_left(slot, n_ctx_slot))
             if k < self._draft_min:
                 state.accepted *= IDLE_DECAY
                 state.rejected *= IDLE_DECAY
                 continue
             room -= k
+            n_tokens += k
             wanted.append((slot, k))
         if not wanted:
             return {}
         drafts = self._propose(wanted)
         return {seq: d for seq, d in drafts.items() if len(d) >= self._draft_min}
+
+    def _length(self, p: float, n_tokens: int) -> int:
+        one = self._cost.seconds(1)
+        if one is None:  # nothing measured yet: a short first try
+            return self._draft_min
+        base = self._cost.seconds(n_tokens) or one
+
+        def step(k: int) -> float:
+            return (self._cost.seconds(n_tokens + k) or base) if k else base
+
+        draft_s = self._draft_s if self._draft_s is not None else self._draft_share * one
+        return best_draft_length(p, step, draft_s, self._draft_min, self._draft_max)
 
     def _propose(self, wanted: list[tuple[Slot, int]]) -> dict[int, list[int]]:
         if self._draft is None:
@@ -213,12 +241,12 @@ class Speculator:
         requests = [DraftRequest(s.seq_id, _history(s), k) for s, k in wanted]
         drafts = self._draft.draft(requests)
         spent = time.perf_counter() - started
-        step = self._cost.step_seconds
         n = sum(len(d) for d in drafts.values())
         steady = self._draft.last_catch_up <= 2 * len(requests)  # no prompt to catch up
-        if step > 0.0 and n and steady:  # the measured cost replaces the estimate
-            measured = spent / n / step
-            self._draft_cost = 0.8 * self._draft_cost + 0.2 * measured
+        if n and steady:  # the measured cost replaces the estimate
+            per_token = spent / n
+            old = self._draft_s
+            self._draft_s = per_token if old is None else 0.8 * old + 0.2 * per_token
         return drafts
 
     def _ngram(self, slot: Slot, k: int) -> list[int]:

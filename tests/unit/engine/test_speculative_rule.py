@@ -54,40 +54,65 @@ def test_expected_tokens() -> None:
     assert expected_tokens(0.5, 1) == pytest.approx(1.5)
 
 
+def linear(extra: float):
+    """Step time with ``k`` more tokens when each costs ``extra`` of a 1-token step."""
+    return lambda k: 1.0 + extra * k
+
+
 def test_high_acceptance_drafts_long_low_acceptance_not_at_all() -> None:
-    assert best_draft_length(0.99, 0.05, 1, 16) == 16
-    assert best_draft_length(0.1, 0.1, 1, 16) == 0
-    medium = best_draft_length(0.7, 0.1, 1, 16)
+    assert best_draft_length(0.99, linear(0.05), 0.0, 1, 16) == 16
+    assert best_draft_length(0.1, linear(0.1), 0.0, 1, 16) == 0
+    medium = best_draft_length(0.7, linear(0.1), 0.0, 1, 16)
     assert 2 <= medium <= 8
-    # A costlier step (more busy streams, a bigger draft model) drafts less.
-    assert best_draft_length(0.7, 0.4, 1, 16) < medium
+    # A costlier step (more busy streams, a slower draft model) drafts less.
+    assert best_draft_length(0.7, linear(0.4), 0.0, 1, 16) < medium
+    assert best_draft_length(0.7, linear(0.1), 0.3, 1, 16) < medium
+
+
+def test_a_step_cost_jump_at_two_tokens_rules_out_short_drafts() -> None:
+    # Measured on the dev CPU: 2 tokens 2.8x, 17 tokens 7.2x a 1-token step.
+    measured = {0: 1.0, 1: 2.8, 2: 3.9, 3: 5.6, 8: 8.4, 16: 7.2}
+
+    def step(k: int) -> float:
+        return measured.get(k, measured[min(measured, key=lambda m: abs(m - k))])
+
+    assert best_draft_length(1.0, step, 0.025, 1, 16) == 16
+    assert best_draft_length(0.75, step, 0.025, 1, 16) == 0
 
 
 def test_draft_min_and_max_bound_the_length() -> None:
-    assert best_draft_length(0.99, 0.01, 1, 5) == 5
-    assert best_draft_length(0.7, 0.1, 12, 16) in (0, *range(12, 17))
+    assert best_draft_length(0.99, linear(0.01), 0.0, 1, 5) == 5
+    assert best_draft_length(0.7, linear(0.1), 0.0, 12, 16) in (0, *range(12, 17))
 
 
 def test_no_draft_unless_the_gain_clears_the_margin() -> None:
-    k = best_draft_length(0.3, 0.25, 1, 16)
+    k = best_draft_length(0.3, linear(0.25), 0.0, 1, 16)
     assert k == 0 or expected_tokens(0.3, k) / (1 + k * 0.25) > MIN_GAIN
 
 
-def test_step_cost_fits_a_line() -> None:
+def test_step_cost_learns_each_size_and_interpolates() -> None:
     cost = StepCost()
-    for _ in range(10):
+    assert cost.seconds(1) is None
+    for _ in range(20):
         cost.record(1, 0.010)
-        cost.record(9, 0.018)  # 1 ms per extra token, 9 ms fixed
-    fit = cost.per_token()
-    assert fit is not None
-    assert fit[0] == pytest.approx(0.009) and fit[1] == pytest.approx(0.001)
-    assert cost.extra(1) == pytest.approx(0.1)
-    assert cost.extra(4) == pytest.approx(4 * 0.001 / (0.009 + 4 * 0.001))
+        cost.record(9, 0.050)
+    assert cost.seconds(1) == pytest.approx(0.010)
+    assert cost.seconds(9) == pytest.approx(0.050)
+    assert cost.seconds(5) == pytest.approx(0.030)  # between two measured sizes
+    assert 0.050 < cost.seconds(17) < 0.050 + 8 * 0.010  # optimistic beyond them
 
 
-def test_step_cost_needs_steps_of_different_sizes() -> None:
+def test_step_cost_follows_recent_steps() -> None:
     cost = StepCost()
-    for _ in range(10):
+    cost.record(1, 0.010)
+    for _ in range(30):
+        cost.record(1, 0.020)
+    assert cost.seconds(1) == pytest.approx(0.020, rel=0.01)
+
+
+def test_step_cost_forgets_sizes_not_seen_for_long() -> None:
+    cost = StepCost(max_age=10)
+    cost.record(17, 1.0)  # one slow moment
+    for _ in range(11):
         cost.record(1, 0.010)
-    assert cost.per_token() is None
-    assert cost.extra(2) > 0  # the default estimate
+    assert cost.seconds(17) is not None and cost.seconds(17) < 1.0  # estimated afresh
