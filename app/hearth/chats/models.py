@@ -103,6 +103,17 @@ class Message:
     status: MessageStatus = MessageStatus.COMPLETE
     detail: str | None = None  # why it was interrupted, or the error
     stats: ReplyStats = field(default_factory=ReplyStats)
+    model: str | None = None  # the model that wrote this reply
+    reasoning: str = ""  # the reply's reasoning, shown folded above it
+    reasoning_ms: float | None = None  # how long the model thought
+    variant_of: int | None = None  # the first reply of this one's group of regenerations
+    variant_index: int = 0  # this reply's place among its group's variants
+    variant_count: int = 1
+
+    @property
+    def group(self) -> int:
+        """The id every variant of this reply shares (the first variant's)."""
+        return self.variant_of if self.variant_of is not None else self.id
 
     def as_chat(self) -> dict[str, str]:
         """The OpenAI chat message for this row."""

@@ -101,6 +101,20 @@ INSERT INTO conversations_fts(rowid, title) SELECT id, title FROM conversations;
 """
 
 
+# Reply variants, reasoning and the model's name on each reply. A regenerated reply is
+# a new row in the group of the first one (``variant_of``, NULL for that first row);
+# the one shown is the group's only row with ``hidden = 0``. Existing rows keep their
+# meaning: each is its own group, shown.
+_V3 = """
+ALTER TABLE messages ADD COLUMN model TEXT;
+ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN reasoning_ms REAL;
+ALTER TABLE messages ADD COLUMN variant_of INTEGER REFERENCES messages(id) ON DELETE CASCADE;
+ALTER TABLE messages ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX messages_by_variant ON messages(variant_of);
+"""
+
+
 def _seed_presets(conn: sqlite3.Connection) -> None:
     now = time.time()
     for name, (prompt, sampling) in BUILTIN_PRESETS.items():
@@ -139,7 +153,7 @@ def _v1(conn: sqlite3.Connection) -> None:
     _seed_presets(conn)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _script(_V2)]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _script(_V2), _script(_V3)]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -12,10 +12,13 @@ import re
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hearth.chats import export
+from hearth.chats import rows as dbrows
+from hearth.chats import variants as groups
 from hearth.chats.models import (
     Conversation,
     Message,
@@ -31,47 +34,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TITLE = "New chat"
 RECOVERED_DETAIL = "Hearth closed before the reply finished."
-_CONV_COLS = "id, title, created, updated, model, system_prompt, sampling, preset_id"
-_MSG_COLS = (
-    "id, conversation_id, role, content, created, status, detail, prompt_tokens,"
-    " completion_tokens, cached_tokens, tokens_per_s, ttft_ms"
-)
 
 
 class ChatStoreError(Exception):
     """A request the store refuses (unknown id, built-in preset, ...)."""
-
-
-def _conversation(row: sqlite3.Row) -> Conversation:
-    return Conversation(
-        id=row["id"],
-        title=row["title"],
-        created=row["created"],
-        updated=row["updated"],
-        model=row["model"],
-        system_prompt=row["system_prompt"],
-        sampling=SamplingSettings.from_json(row["sampling"]),
-        preset_id=row["preset_id"],
-    )
-
-
-def _message(row: sqlite3.Row) -> Message:
-    return Message(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        role=row["role"],
-        content=row["content"],
-        created=row["created"],
-        status=MessageStatus(row["status"]),
-        detail=row["detail"],
-        stats=ReplyStats(
-            prompt_tokens=row["prompt_tokens"],
-            completion_tokens=row["completion_tokens"],
-            cached_tokens=row["cached_tokens"],
-            tokens_per_s=row["tokens_per_s"],
-            ttft_ms=row["ttft_ms"],
-        ),
-    )
 
 
 def fts_query(text: str) -> str | None:
@@ -141,8 +107,10 @@ class ChatStore:
         return self.conversation(int(cur.lastrowid or 0))
 
     def get_conversation(self, conversation_id: int) -> Conversation | None:
-        row = self._one(f"SELECT {_CONV_COLS} FROM conversations WHERE id = ?", (conversation_id,))
-        return _conversation(row) if row else None
+        row = self._one(
+            f"SELECT {dbrows.CONV_COLS} FROM conversations WHERE id = ?", (conversation_id,)
+        )
+        return dbrows.conversation(row) if row else None
 
     def conversation(self, conversation_id: int) -> Conversation:
         found = self.get_conversation(conversation_id)
@@ -152,10 +120,10 @@ class ChatStore:
 
     def list_conversations(self, limit: int = 1000) -> list[Conversation]:
         rows = self._all(
-            f"SELECT {_CONV_COLS} FROM conversations ORDER BY updated DESC, id DESC LIMIT ?",
+            f"SELECT {dbrows.CONV_COLS} FROM conversations ORDER BY updated DESC, id DESC LIMIT ?",
             (limit,),
         )
-        return [_conversation(r) for r in rows]
+        return [dbrows.conversation(r) for r in rows]
 
     def rename(self, conversation_id: int, title: str) -> None:
         title = " ".join(title.split()) or DEFAULT_TITLE
@@ -190,31 +158,81 @@ class ChatStore:
         role: str,
         content: str,
         status: MessageStatus = MessageStatus.COMPLETE,
+        *,
+        model: str | None = None,
+        variant_of: int | None = None,
     ) -> Message:
+        """Append a message; with ``variant_of`` (any reply of a group) it is a new
+        variant of that reply, shown in its place while the others are kept hidden."""
         now = time.time()
         with self._lock, transaction(self._conn):
+            root = None
+            if variant_of is not None:
+                root = groups.group_root(self._conn, variant_of)
+                if root is None:
+                    raise ChatStoreError(f"no message {variant_of}")
             cur = self._conn.execute(
-                "INSERT INTO messages(conversation_id, role, content, created, status)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, role, content, now, status.value),
+                "INSERT INTO messages(conversation_id, role, content, created, status, model,"
+                " variant_of) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, role, content, now, status.value, model, root),
             )
+            if root is not None:
+                groups.show_only(self._conn, root, int(cur.lastrowid or 0))
             self._conn.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
             )
         return self.message(int(cur.lastrowid or 0))
 
     def message(self, message_id: int) -> Message:
-        row = self._one(f"SELECT {_MSG_COLS} FROM messages WHERE id = ?", (message_id,))
+        row = self._one(f"SELECT {dbrows.MSG_COLS} FROM messages WHERE id = ?", (message_id,))
         if row is None:
             raise ChatStoreError(f"no message {message_id}")
-        return _message(row)
+        return dbrows.message(row)
 
     def messages(self, conversation_id: int) -> list[Message]:
-        rows = self._all(
-            f"SELECT {_MSG_COLS} FROM messages WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,),
-        )
-        return [_message(r) for r in rows]
+        """The conversation as shown: one variant of each reply, with its place."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {dbrows.MSG_COLS} FROM messages WHERE conversation_id = ? AND hidden = 0"
+                " ORDER BY id",
+                (conversation_id,),
+            ).fetchall()
+            places = groups.positions(self._conn, conversation_id)
+        out = []
+        for row in rows:
+            message = dbrows.message(row)
+            if message.id in places:
+                index, count = places[message.id]
+                message = replace(message, variant_index=index, variant_count=count)
+            out.append(message)
+        return out
+
+    def variants(self, message_id: int) -> list[Message]:
+        """Every variant of ``message_id``'s reply, oldest first (hidden ones too)."""
+        with self._lock:
+            root = groups.group_root(self._conn, message_id)
+            ids = groups.group_ids(self._conn, root) if root is not None else []
+        return [self.message(i) for i in ids]
+
+    def show_variant(self, message_id: int) -> Message:
+        """Show ``message_id`` in place of the other variants of its reply."""
+        with self._lock, transaction(self._conn):
+            root = groups.group_root(self._conn, message_id)
+            if root is None:
+                raise ChatStoreError(f"no message {message_id}")
+            groups.show_only(self._conn, root, message_id)
+        return self.message(message_id)
+
+    def delete_message(self, message_id: int) -> int:
+        """Delete one message; for a reply, every variant of it. Returns rows deleted."""
+        with self._lock, transaction(self._conn):
+            root = groups.group_root(self._conn, message_id)
+            if root is None:
+                return 0
+            count = len(groups.group_ids(self._conn, root))
+            # The other variants follow by ON DELETE CASCADE (and leave the index).
+            self._conn.execute("DELETE FROM messages WHERE id = ?", (root,))
+            return count
 
     def save_partial(self, message_id: int, content: str) -> None:
         """Checkpoint a streaming reply (the text so far); cheap, no re-indexing."""
@@ -231,12 +249,14 @@ class ChatStore:
         *,
         detail: str | None = None,
         stats: ReplyStats | None = None,
+        reasoning: str = "",
+        reasoning_ms: float | None = None,
     ) -> None:
         s = stats or ReplyStats()
         self._write(
             "UPDATE messages SET content = ?, status = ?, detail = ?, prompt_tokens = ?,"
-            " completion_tokens = ?, cached_tokens = ?, tokens_per_s = ?, ttft_ms = ?"
-            " WHERE id = ?",
+            " completion_tokens = ?, cached_tokens = ?, tokens_per_s = ?, ttft_ms = ?,"
+            " reasoning = ?, reasoning_ms = ? WHERE id = ?",
             (
                 content,
                 status.value,
@@ -246,6 +266,8 @@ class ChatStore:
                 s.cached_tokens,
                 s.tokens_per_s,
                 s.ttft_ms,
+                reasoning,
+                reasoning_ms,
                 message_id,
             ),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from hearth.config.paths import default_paths
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> ChatStore:
+def store(tmp_path: Path) -> Iterator[ChatStore]:
     s = ChatStore(tmp_path / "chats.db")
     yield s
     s.close()
