@@ -191,3 +191,23 @@ def test_download_button_follows_the_download_then_loads(qtbot: QtBot, arun, hub
         await page.services.aclose()
 
     arun(scenario())
+
+
+def test_chip_words_and_levels_for_rough_fits() -> None:
+    from hearth.hardware.speed import Bandwidth, rough_fit
+    from hearth.ui.fit_chip import chip_for_rough
+
+    slow_ram = Bandwidth(ram_bps=5e9)
+    fast_ram = Bandwidth(ram_bps=60e9)
+    size, kv = 5 * GIB, 512 * 1024 * 1024
+    fits = rough_fit(size, kv, MACHINE)
+    quick = chip_for_rough(fits, fast_ram, size_bytes=size)
+    assert quick.level is ChipLevel.GOOD and quick.text.startswith("Fits · ~")
+    crawl = chip_for_rough(fits, slow_ram, size_bytes=size)  # fits, but under 2 tok/s
+    assert crawl.level is ChipLevel.WARN and crawl.text.startswith("Fits, slow · ")
+    # The same model reads only its active share per token (mixture of experts).
+    moe = chip_for_rough(fits, slow_ram, active=0.1, size_bytes=size)
+    assert moe.level is ChipLevel.GOOD and moe.tok_s is not None and crawl.tok_s is not None
+    assert moe.tok_s > 5 * crawl.tok_s
+    wont = chip_for_rough(rough_fit(40 * GIB, kv, MACHINE), fast_ram, size_bytes=40 * GIB)
+    assert wont.level is ChipLevel.BAD and wont.text == "Won't fit"

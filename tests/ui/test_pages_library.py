@@ -13,7 +13,8 @@ from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
 from hearth.library import DiscoveredModel, ModelSource, read_metadata
 from hearth.library.quantize_job import JobState
-from hearth.ui.pages.library import LibraryPage
+from hearth.ui.fit_chip import ChipLevel
+from hearth.ui.pages.library import COLUMNS, LibraryPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 
@@ -126,7 +127,11 @@ def test_load_opens_the_load_dialog_which_switches_models(
         q8 = library.model_named(tiny_model_q8.name)
         f16 = library.model_named(tiny_model_f16.name)
         assert q8 is not None and f16 is not None
-        load = library.table.cellWidget(library.models.index(q8), 8).findChild(QPushButton)
+        row = library.models.index(q8)
+        load = library.table.cellWidget(row, len(COLUMNS) - 1).findChild(QPushButton)
+        chip = library.fit_chip(row)  # judged for this machine, with a speed estimate
+        assert chip is not None and chip.level is not ChipLevel.UNKNOWN, chip.text()
+        assert "tok/s" in chip.text()
         assert load.text() == "Load"
         load.click()
         dialog = window.extras.load_dialog

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from fake_hub import FakeHub
+from fake_hub import FakeFile, FakeHub
 from hearth.hardware.fit import FitVerdict
 from hearth.hub import DownloadState
 from hearth.hub.sidecar import part_path
@@ -18,6 +19,7 @@ from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.theme import apply_theme, clear_theme
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui
@@ -27,6 +29,32 @@ Q8 = "tiny-Q8_0.gguf"
 Q4 = "tiny-Q4_K_M.gguf"
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 VERDICTS = {v.value for v in FitVerdict}
+MODEL_CARD = """---
+license: apache-2.0
+base_model: hearth/tiny
+---
+# Tiny (GGUF)
+
+A **1.4M-parameter** llama-architecture model with random weights, made for Hearth's
+tests. ![banner](https://example.com/banner.png)
+
+## Files
+
+| File | Quant | Use |
+| --- | --- | --- |
+| tiny-Q8_0.gguf | Q8_0 | closest to the original |
+| tiny-Q4_K_M.gguf | Q4_K_M | smaller and faster |
+
+## Prompt format
+
+```
+<|user|>
+{prompt}<|end|>
+<|assistant|>
+```
+
+> It answers in noise: use it to try the app, not for answers.
+"""
 
 
 def download_options() -> dict[str, object]:
@@ -37,7 +65,13 @@ def download_options() -> dict[str, object]:
 def hub(monkeypatch: pytest.MonkeyPatch, tiny_model_q8: Path, tiny_model_q4km: Path):
     with FakeHub() as fake:
         monkeypatch.setenv("HF_ENDPOINT", fake.url)
-        fake.add_repo(REPO, {Q8: tiny_model_q8.read_bytes(), Q4: tiny_model_q4km.read_bytes()})
+        card = FakeFile(MODEL_CARD.encode(), lfs=False)
+        files = {
+            Q8: tiny_model_q8.read_bytes(),
+            Q4: tiny_model_q4km.read_bytes(),
+            "README.md": card,
+        }
+        fake.add_repo(REPO, files)
         fake.add_repo("hearth/other-tiny-GGUF", {"other-Q8_0.gguf": tiny_model_q8.read_bytes()})
         yield fake
 
@@ -92,9 +126,10 @@ def test_search_download_library_load_chat(
         assert sorted(files) == sorted([Q8, Q4])
         assert all(text in VERDICTS for text in mp.fit_texts()), mp.fit_texts()
         assert mp.model_card_url().toString() == f"{hub.url}/{REPO}"
+        await arun.wait_until(lambda: "Prompt format" in mp.model_card.toPlainText(), 10, "card")
         ranged = [r for r in hub.requests if (r.headers.get("range") or "").startswith("bytes=0-")]
         assert ranged, "the fit check reads the header with a ranged GET"
-        shot(window, tmp_path, "discover")
+        shot(window, tmp_path, "discover", docs=False)
 
         # Download Q8_0 from its row: the Downloads page shows it until it is verified.
         cell = mp.download_button("Q8_0")
@@ -115,8 +150,31 @@ def test_search_download_library_load_chat(
         assert not row.load_button.isHidden() and not row.folder_button.isHidden()
         assert window.nav.badge("Downloads") == 0
         assert not row.pause_button.isVisible() and not part_path(dest).exists()
-        window.show_page("Downloads")
-        shot(window, tmp_path, "downloads-done", docs=False)  # docs: a live one
+
+        # A second, slow download: its row button counts up, the rail shows a badge.
+        hub.throttle_bps = 150_000
+        q4_button = mp.download_button("Q4_K_M").findChild(QPushButton)  # type: ignore[union-attr]
+        q4_button.click()
+        await arun.wait_until(lambda: downloads.row_for(Q4) is not None, 10, "the Q4 row")
+        q4_row = downloads.row_for(Q4)
+        assert q4_row is not None
+        await arun.wait_until(lambda: q4_row.last.bytes_done > 0, 20, "Q4 bytes")
+        await arun.wait_until(lambda: "%" in mp.button_text("Q4_K_M"), 10, "a percentage")
+        assert mp.button_text("Q4_K_M").startswith("Downloading ") and not q4_button.isEnabled()
+        assert window.nav.badge("Downloads") == 1
+        window.resize(1400, 900)
+        for theme in ("light", "dark"):
+            apply_theme(theme)
+            await asyncio.sleep(0.05)  # palette events
+            window.show_page("Discover")
+            shot(window, tmp_path, f"discover-model-{theme}")
+            window.show_page("Downloads")
+            shot(window, tmp_path, f"downloads-{theme}")
+        clear_theme()
+        downloads.cancel(q4_row.download_id)
+        await arun.wait_until(lambda: window.nav.badge("Downloads") == 0, 10, "no badge")
+        assert mp.button_text("Q4_K_M") == "Download"
+        hub.throttle_bps = None
 
         # The Library lists it (refreshed when the download completed); Load → Chat.
         library = window.library_page
@@ -127,7 +185,7 @@ def test_search_download_library_load_chat(
         assert model.metadata.quantization == "Q8_0"
         texts = [library.table.item(0, c).text() for c in range(8)]
         assert texts[1] == "Q8_0" and texts[5] == "llama" and texts[6] == "Hearth"
-        shot(window, tmp_path, "library")
+        shot(window, tmp_path, "library", docs=False)  # docs: test_screenshots.py's
         library.load_model(model)  # Load: the Load dialog for it, not a direct load
         dialog = window.extras.load_dialog
         assert dialog is not None and dialog.model_path == model.path

@@ -85,6 +85,9 @@ GPU_BANDWIDTH: dict[str, float] = {
     "RTX A6000": 768,
     "RTX 6000 ADA": 960,
 }
+# Work per token that does not shrink with the model (graph build, sampling, thread
+# sync, kernel launches): it caps tiny models near 1,000 tok/s, as llama.cpp measures.
+PER_TOKEN_OVERHEAD_S = 0.001
 UNKNOWN_GPU_BANDWIDTH = 300 * GB  # a mid-range discrete GPU, when the name is unknown
 FALLBACK_RAM_BANDWIDTH = 20 * GB  # if measuring fails: a laptop's single channel
 _BENCH_BYTES = 64 * 1024 * 1024  # per thread: well past any CPU cache
@@ -129,7 +132,7 @@ def _copy_rate(threads: int, nbytes: int, repeats: int) -> float:
     return best
 
 
-def measure_ram_bandwidth(threads: int = 4, nbytes: int = _BENCH_BYTES, repeats: int = 3) -> float:
+def measure_ram_bandwidth(threads: int = 4, nbytes: int = _BENCH_BYTES, repeats: int = 5) -> float:
     """Bytes per second a parallel numpy copy moves (read + write), best of ``repeats``.
 
     Blocking (about 0.1-0.5 s and ``2 * threads * nbytes`` of RAM): run it off the
@@ -195,7 +198,7 @@ def tokens_per_second(
         seconds += gpu_bytes / (bandwidth.gpu_bps or UNKNOWN_GPU_BANDWIDTH)
     if seconds <= 0:
         return 0.0
-    return efficiency / seconds
+    return 1 / (seconds / efficiency + PER_TOKEN_OVERHEAD_S)
 
 
 def _read_per_token(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[float, float]:
@@ -237,7 +240,7 @@ def format_speed(tok_s: float | None) -> str:
         return "<1 tok/s"
     if tok_s < 10:
         return f"~{tok_s:.1f} tok/s"
-    return f"~{tok_s:.0f} tok/s"
+    return f"~{tok_s:,.0f} tok/s"
 
 
 # --------------------------------------------------------------------------- by size
@@ -264,8 +267,7 @@ def rough_fit(size_bytes: int, kv_bytes: int, system: SystemMemory) -> RoughFit:
     need = size_bytes + kv_bytes + COMPUTE_OVERHEAD_BYTES
     ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
     vram = sum(
-        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES))
-        for g in system.gpus
+        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
     )
     if vram and need <= vram:
         return RoughFit(FitVerdict.FULL_GPU, 1.0, need, vram)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from hearth.hardware.fit import FitEstimate, FitVerdict
 from hearth.hardware.speed import (
@@ -33,6 +34,7 @@ from hearth.ui.style.tokens import RADIUS, SPACE, Tokens
 log = logging.getLogger(__name__)
 
 TIGHT_SHARE = 0.85  # using more than this share of the free memory is "tight"
+SLOW_TOK_S = 2.0  # below this a reply of a few hundred tokens takes minutes: amber
 
 
 class ChipLevel(str, Enum):
@@ -77,6 +79,13 @@ def _with_speed(words: str, tok_s: float | None) -> str:
     return f"{words} · {speed}" if speed else words
 
 
+def _slow(level: ChipLevel, words: str, tok_s: float | None) -> tuple[ChipLevel, str]:
+    """A model that fits but crawls is amber: it runs, but not pleasantly."""
+    if level is ChipLevel.GOOD and tok_s is not None and tok_s < SLOW_TOK_S:
+        return ChipLevel.WARN, f"{words}, slow"
+    return level, words
+
+
 def chip_for_estimate(est: FitEstimate, bandwidth: Bandwidth | None, active: float = 1.0) -> Chip:
     """The chip for a header-based estimate (Discover's model page, the Load dialog)."""
     tok_s = estimate_speed(est, bandwidth, active) if bandwidth else None
@@ -99,6 +108,7 @@ def chip_for_estimate(est: FitEstimate, bandwidth: Bandwidth | None, active: flo
         level, words = ChipLevel.GOOD, "Fits"
     if tight:
         level, words = ChipLevel.WARN, f"Tight: {words[0].lower()}{words[1:]}"
+    level, words = _slow(level, words, tok_s)
     return Chip(level, _with_speed(words, tok_s), tip, tok_s)
 
 
@@ -123,6 +133,7 @@ def chip_for_rough(
         level, words = ChipLevel.GOOD, "Fits"
     if fit.tight:
         level, words = ChipLevel.WARN, "Tight fit"
+    level, words = _slow(level, words, tok_s)
     tip = (
         "Judged from the file size of the default quantization; open the model for an "
         "estimate per file from its header."
@@ -138,6 +149,7 @@ class FitChip(QLabel):
         self.setObjectName("fitChip")
         self.chip = Chip(ChipLevel.UNKNOWN, "Checking…", "")
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Fit on this machine")
         self._restyle()
 
@@ -156,7 +168,9 @@ class FitChip(QLabel):
         self.set_chip(Chip(ChipLevel.UNKNOWN, text, tooltip))
 
     def colors(self) -> ChipColors:
-        return chip_colors(tokens_for(self.palette()), self.chip.level)
+        # The app's palette, not the chip's own: its style sheet paints the chip's
+        # palette with the fill, which would make a light chip read as a dark theme.
+        return chip_colors(tokens_for(QGuiApplication.palette()), self.chip.level)
 
     def _restyle(self) -> None:
         c = self.colors()

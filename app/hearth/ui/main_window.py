@@ -155,7 +155,9 @@ class MainWindow(QMainWindow):
         self.add_page("Chat", chat_page)
         self.discover_page = DiscoverPage(self.services, self._tasks, self, store=self.extras.store)
         self.downloads_page = DownloadsPage(self.services, self._tasks, self)
-        self.library_page = LibraryPage(self.services, self._tasks, self)
+        self.library_page = LibraryPage(
+            self.services, self._tasks, self, speed=self.discover_page.speed
+        )
         self.add_page("Discover", self.discover_page)
         self.add_page("Downloads", self.downloads_page)
         self.add_page("Library", self.library_page)

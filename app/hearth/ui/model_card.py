@@ -60,6 +60,7 @@ class ModelCard(QTextBrowser):
         self._opener: UrlOpener = opener or QDesktopServices.openUrl
         self._markdown: str | None = None
         self.opened: list[QUrl] = []
+        self.document().setDocumentMargin(12)
         self.show_message("")
 
     def show_markdown(self, markdown: str) -> None:

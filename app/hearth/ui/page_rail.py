@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QFrame,
     QListView,
@@ -122,9 +122,11 @@ class PageRail(QListWidget):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         base.paint(painter, 0, 4, size - 4, size - 4)
         disc = QRectF(size - 24, 0, 24, 24)
-        painter.setPen(Qt.PenStyle.NoPen)
+        ring = QPen(QColor(self.tokens.on_accent))  # stands out on the selected item too
+        ring.setWidth(2)
+        painter.setPen(ring)
         painter.setBrush(QColor(self.tokens.accent_fill))
-        painter.drawEllipse(disc)
+        painter.drawEllipse(disc.adjusted(1, 1, -1, -1))
         font = QFont(self.font())
         font.setPixelSize(15)
         font.setBold(True)

@@ -12,6 +12,7 @@ from hearth.hardware.probe import GpuInfo, SystemMemory, apple_gpu
 from hearth.hardware.speed import (
     DECODE_EFFICIENCY,
     GB,
+    PER_TOKEN_OVERHEAD_S,
     UNKNOWN_GPU_BANDWIDTH,
     Bandwidth,
     active_fraction,
@@ -108,14 +109,17 @@ def test_machine_bandwidth_takes_the_fastest_gpu() -> None:
 
 
 def test_tokens_per_second_is_bandwidth_over_bytes() -> None:
-    assert tokens_per_second(6 * GB, 0, BW) == pytest.approx(DECODE_EFFICIENCY * 10)
+    def rate(seconds: float) -> float:  # raw seconds of memory reads per token
+        return 1 / (seconds / DECODE_EFFICIENCY + PER_TOKEN_OVERHEAD_S)
+
+    assert tokens_per_second(6 * GB, 0, BW) == pytest.approx(rate(0.1))
     # A split: the RAM part and the GPU part add up in time.
     both = tokens_per_second(3 * GB, 10 * GB, BW)
-    assert both == pytest.approx(DECODE_EFFICIENCY / (3 / 60 + 10 / 1000))
-    assert estimate_speed_from_size(6 * GB, BW) == pytest.approx(DECODE_EFFICIENCY * 10)
-    assert estimate_speed_from_size(10 * GB, BW, on_gpu=1.0) == pytest.approx(
-        DECODE_EFFICIENCY * 100
-    )
+    assert both == pytest.approx(rate(3 / 60 + 10 / 1000))
+    assert estimate_speed_from_size(6 * GB, BW) == pytest.approx(rate(0.1))
+    assert estimate_speed_from_size(10 * GB, BW, on_gpu=1.0) == pytest.approx(rate(0.01))
+    # A tiny model is capped by the fixed work per token, not by its bytes.
+    assert 900 < estimate_speed_from_size(2 * 1024 * 1024, BW) < 1 / PER_TOKEN_OVERHEAD_S
     # A mixture of experts reads only its routed share.
     assert estimate_speed_from_size(12 * GB, BW, active=0.5) == pytest.approx(
         estimate_speed_from_size(6 * GB, BW)
@@ -135,7 +139,7 @@ def test_speed_follows_the_fit_placement() -> None:
     assert s_cpu < s_part < s_full
     # CPU only: ~4.3 GB of Q4_K_M weights (no embeddings) read per token at 60 GB/s.
     read = META.tensor_bytes - sum(t.n_bytes for t in META.tensors if "token_embd" in t.name)
-    assert s_cpu == pytest.approx(DECODE_EFFICIENCY * 60 * GB / read)
+    assert s_cpu == pytest.approx(1 / (read / (60 * GB) / DECODE_EFFICIENCY + PER_TOKEN_OVERHEAD_S))
     assert 8 < s_cpu < 12
     wont = estimate_fit(META, plan, machine(2))
     assert wont.verdict is FitVerdict.WONT_FIT and estimate_speed(wont, BW) is None

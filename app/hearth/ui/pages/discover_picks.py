@@ -148,6 +148,7 @@ class PicksView(QWidget):
         self.scroll_area = QScrollArea(self)
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll_area.setWidget(self.grid_host)
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
@@ -155,8 +156,7 @@ class PicksView(QWidget):
         col.addWidget(self.scroll_area, 1)
         for pick in picks_file.picks:
             self._add_card(pick)
-        self.filter_buttons[ALL].setChecked(True)
-        self._layout_cards()
+        self.show_category(ALL)
 
     # ------------------------------------------------------------------ build
     def _add_filter(self, key: str, title: str) -> None:
@@ -183,6 +183,10 @@ class PicksView(QWidget):
     def show_category(self, key: str) -> None:
         self.category = key
         self.filter_buttons[key].setChecked(True)
+        for name, btn in self.filter_buttons.items():  # the chosen one looks chosen
+            btn.setProperty("primary", name == key)
+            btn.style().unpolish(btn)
+            btn.style().polish(btn)
         self._layout_cards()
 
     def _layout_cards(self) -> None:

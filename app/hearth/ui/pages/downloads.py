@@ -136,9 +136,10 @@ class DownloadRow(QFrame):
             parts.append(f"{format_bytes(event.bytes_done)} of {format_bytes(event.total)}")
         elif event.bytes_done:
             parts.append(format_bytes(event.bytes_done))
-        if state is DownloadState.RUNNING:
+        if state is DownloadState.RUNNING and event.speed_bps > 0:  # none yet: say nothing
             parts.append(f"{format_bytes(event.speed_bps)}/s")
-            parts.append(f"{format_duration(event.eta_s)} left")
+            if event.eta_s is not None:
+                parts.append(f"{format_duration(event.eta_s)} left")
         if state is DownloadState.COMPLETED:
             parts.append(str(event.dest))
         self.detail_label.setText(" · ".join(parts))

@@ -2,7 +2,9 @@
 
 A table of ``Library.models()`` (scanned in a thread), buttons to import a file in
 place or add a folder, a "Found on this disk" list from ``discover_all()`` (other apps'
-GGUFs) with Import buttons, and per-row Load / Open folder / Delete.
+GGUFs) with Import buttons, and per-row Load / Open folder / Delete. Load opens the
+Load dialog (``load_requested``; the main window shows it). Each model has a fit chip
+for this machine at a 4K context, with its estimated speed (``ui.fit_chip``).
 """
 
 from __future__ import annotations
@@ -32,9 +34,14 @@ from PySide6.QtWidgets import (
 
 from hearth.core.errors import HearthError
 from hearth.core.units import format_bytes, format_count
+from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
+from hearth.hardware.probe import SystemMemory
+from hearth.hardware.speed import active_fraction
 from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
 from hearth.library.quantize_job import JobState, QuantizeJob
 from hearth.ui.empty_state import CardSpec, EmptyState
+from hearth.ui.fit_chip import FitChip, chip_for_estimate
+from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
@@ -42,7 +49,12 @@ from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["Name", "Quant", "Size", "Params", "Context", "Architecture", "Source", "Problem", ""]
+COLUMNS = [
+    "Name", "Quant", "Size", "Params", "Context", "Architecture", "Source", "Problem",
+    "Fit here", "",
+]  # fmt: skip
+COL_FIT = COLUMNS.index("Fit here")
+FIT_CONTEXT = 4096  # the chips judge a load at this context (or the trained one if less)
 _SOURCE_WORDS = {
     ModelSource.HEARTH: "Hearth",
     ModelSource.FOLDER: "Folder",
@@ -80,8 +92,11 @@ class LibraryPage(QWidget):
         parent: QWidget | None = None,
         *,
         discover: Callable[[], list[DiscoveredModel]] = discover_all,
+        speed: MachineSpeed | None = None,
     ) -> None:
+        """``speed`` is the shared bandwidth measurement (Discover's), for the chips."""
         super().__init__(parent)
+        self.speed = speed or MachineSpeed()
         self.services = services
         self._tasks = tasks
         self._discover = discover
@@ -135,6 +150,9 @@ class LibraryPage(QWidget):
         self.quantize.finished.connect(self._quantized)
         self.found_table = _table(["Name", "App", "Size", "Path", ""], "Found on this disk", self)
         self.scan_button = button("Scan again", "Scan this disk for models", self.scan_disk)
+        self.found_status = QLabel("Looking for models other apps downloaded…", self)
+        self.found_status.setProperty("role", "muted")
+        self.found_status.setWordWrap(True)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("<h2>Library</h2>", self), 1)
@@ -156,6 +174,7 @@ class LibraryPage(QWidget):
         head.addWidget(QLabel("<b>Found on this disk</b> (other apps' models)", self), 1)
         head.addWidget(self.scan_button)
         col2.addLayout(head)
+        col2.addWidget(self.found_status)
         col2.addWidget(self.found_table, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(upper)
@@ -189,6 +208,7 @@ class LibraryPage(QWidget):
         self.empty_state.setVisible(empty)
         self.table.setVisible(not empty)
         self.quantize.setVisible(not empty)
+        await self._judge(models)  # the fit chips, last: the table is usable meanwhile
 
     def _fill(self, models: list[LocalModel]) -> None:
         self.table.setRowCount(len(models))
@@ -209,12 +229,40 @@ class LibraryPage(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(str(model.path) if col == 0 else text)
                 self.table.setItem(row, col, item)
+            self.table.setCellWidget(row, COL_FIT, _chip_cell())
             load = button("Load", f"Load {model.name}", partial(self.load_model, model))
+            load.setProperty("primary", True)
             load.setEnabled(model.ok and model.kind == "model")
             folder = button("Folder", f"Open the folder of {model.name}",
                             partial(self.open_folder, model))  # fmt: skip
             delete = button("Delete", f"Delete {model.name}", partial(self.delete_model, model))
             self.table.setCellWidget(row, len(COLUMNS) - 1, button_cell(load, folder, delete))
+
+    async def _judge(self, models: list[LocalModel]) -> None:
+        """Each model's fit chip, from its header, for this machine (off the Qt thread)."""
+        try:
+            system = await self.services.system()
+            bandwidth = await self.speed.bandwidth(system)
+            estimates = await asyncio.to_thread(_estimates, models, system)
+        except Exception:
+            log.exception("could not judge the library's models for this machine")
+            return
+        if models is not self.models:
+            return  # a newer refresh replaced the table
+        for row, model in enumerate(models):
+            cell = self.table.cellWidget(row, COL_FIT)
+            chip = cell.findChild(FitChip) if cell is not None else None
+            est = estimates[row]
+            if chip is None:
+                continue
+            if est is None or model.metadata is None:
+                chip.set_unknown("Unknown")
+            else:
+                chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
+
+    def fit_chip(self, row: int) -> FitChip | None:
+        cell = self.table.cellWidget(row, COL_FIT)
+        return cell.findChild(FitChip) if cell is not None else None
 
     def scan_disk(self) -> asyncio.Task[None]:
         """Look for GGUFs of other apps (LM Studio, Ollama, HF cache...) in a thread."""
@@ -232,6 +280,12 @@ class LibraryPage(QWidget):
             self.scan_button.setEnabled(True)
         have = {str(m.path.resolve()) for m in self.models}
         self.found = [d for d in found if str(d.path.resolve()) not in have]
+        self.found_status.setText(
+            "Models of LM Studio, Ollama, GPT4All, Jan and the Hugging Face cache show up "
+            "here, to import where they are."
+            if not self.found
+            else f"{plural(len(self.found), 'model')} that other apps downloaded."
+        )
         self.found_table.setRowCount(len(self.found))
         for row, item in enumerate(self.found):
             for col, text in enumerate([item.name, item.app, format_bytes(item.size_bytes),
@@ -346,3 +400,25 @@ class LibraryPage(QWidget):
     def _quantized(self, job: QuantizeJob) -> None:
         if job.state is JobState.DONE:
             self.refresh()
+
+
+def _chip_cell() -> QWidget:
+    cell = QWidget()
+    row = QHBoxLayout(cell)
+    row.setContentsMargins(4, 2, 4, 2)
+    row.addWidget(FitChip(cell))
+    row.addStretch(1)
+    return cell
+
+
+def _estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimate | None]:
+    """The fit of each model at a 4K context (or its trained one, if shorter)."""
+    out: list[FitEstimate | None] = []
+    for model in models:
+        meta = model.metadata
+        if meta is None or not model.ok or model.kind != "model":
+            out.append(None)
+            continue
+        n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
+        out.append(estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system))
+    return out

@@ -342,6 +342,11 @@ class ModelPage(QWidget):
         if btn is not None:
             btn.setText(text)
             btn.setEnabled(enabled)
+            primary = text == "Load"  # the next step stands out
+            if btn.property("primary") != primary:
+                btn.setProperty("primary", primary)
+                btn.style().unpolish(btn)
+                btn.style().polish(btn)
             btn.setAccessibleName(f"{text} {model.quant or model.name}")
 
     def button_text(self, quant: str) -> str:
