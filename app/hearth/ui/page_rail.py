@@ -114,24 +114,31 @@ class PageRail(QListWidget):
             item.setIcon(self._with_badge(base, count) if count else base)
 
     def _with_badge(self, base: QIcon, count: int) -> QIcon:
-        """``base`` with a filled circle holding ``count`` at its top right."""
+        """``base`` with a small filled circle holding ``count`` at its top right, in
+        the normal and the selected look."""
+        badged = QIcon()
+        for mode in (QIcon.Mode.Normal, QIcon.Mode.Selected):
+            badged.addPixmap(self._badge_pixmap(base, count, mode), mode)
+        return badged
+
+    def _badge_pixmap(self, base: QIcon, count: int, mode: QIcon.Mode) -> QPixmap:
         size = 44  # twice the icon size: crisp on high-density screens
         pixmap = QPixmap(size, size)
         pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pixmap)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        base.paint(painter, 0, 4, size - 4, size - 4)
-        disc = QRectF(size - 24, 0, 24, 24)
+        painter.drawPixmap(0, 6, base.pixmap(QSize(size - 8, size - 8), mode))
+        disc = QRectF(size - 20, 0, 20, 20)
         ring = QPen(QColor(self.tokens.on_accent))  # stands out on the selected item too
         ring.setWidth(2)
         painter.setPen(ring)
         painter.setBrush(QColor(self.tokens.accent_fill))
         painter.drawEllipse(disc.adjusted(1, 1, -1, -1))
         font = QFont(self.font())
-        font.setPixelSize(15)
+        font.setPixelSize(13)
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(QColor(self.tokens.on_accent))
         painter.drawText(disc, Qt.AlignmentFlag.AlignCenter, str(count) if count < 10 else "9+")
         painter.end()
-        return QIcon(pixmap)
+        return pixmap

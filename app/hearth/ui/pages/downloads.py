@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
@@ -76,6 +76,7 @@ class DownloadRow(QFrame):
         self.name_label = QLabel(f"<b>{event.filename}</b> · {event.repo_id}", self)
         self.bar = QProgressBar(self)
         self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)  # the numbers are in the line below
         self.bar.setAccessibleName(f"Progress of {event.filename}")
         self.detail_label = QLabel(self)
         self.error_label = QLabel(self)
@@ -141,8 +142,9 @@ class DownloadRow(QFrame):
             if event.eta_s is not None:
                 parts.append(f"{format_duration(event.eta_s)} left")
         if state is DownloadState.COMPLETED:
-            parts.append(str(event.dest))
+            parts.append("checked")  # sha256 verified before the file was put in place
         self.detail_label.setText(" · ".join(parts))
+        self.detail_label.setToolTip(str(event.dest))  # Show in folder opens it
         self.detail_label.setAccessibleName(f"Status of {event.filename}")
         self.error_label.setText(event.error or "")
         self.error_label.setVisible(bool(event.error))
@@ -205,6 +207,7 @@ class DownloadsPage(QWidget):
         self._rows_layout.addStretch(1)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # rows fit
         scroll.setWidget(container)
         scroll.setAccessibleName("Downloads")
         self.clear_button = button(
