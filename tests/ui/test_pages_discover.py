@@ -211,3 +211,21 @@ def test_chip_words_and_levels_for_rough_fits() -> None:
     assert moe.tok_s > 5 * crawl.tok_s
     wont = chip_for_rough(rough_fit(40 * GIB, kv, MACHINE), fast_ram, size_bytes=40 * GIB)
     assert wont.level is ChipLevel.BAD and wont.text == "Won't fit"
+
+
+def test_gated_repo_points_at_the_hugging_face_account_settings(
+    qtbot: QtBot, arun, hub: FakeHub, tiny_model_q8: Path
+) -> None:
+    hub.add_repo("corp/gated-GGUF", {Q8: tiny_model_q8.read_bytes()}, gated="manual")
+    page = make_page(qtbot)
+    mp = page.model_page
+
+    async def scenario() -> None:
+        await page.open_model("corp/gated-GGUF")
+        status = mp.status.text()
+        # The header can't be read without a token: the message names the real place.
+        assert "Settings > Hugging Face account" in status, status
+        assert mp.fit_texts() == [""] and mp.chip(0) is not None
+        assert mp.chip(0).level is ChipLevel.UNKNOWN  # type: ignore[union-attr]
+
+    arun(scenario())

@@ -119,3 +119,29 @@ def test_gated_message_points_at_the_settings_section() -> None:
         "meta/llama", status=401, error_code="GatedRepo", error_message=None, has_token=False
     )
     assert "Settings > Hugging Face account" in err.message and "hearth login" in err.message
+
+
+def test_without_an_os_keyring_the_file_box_is_the_way(
+    qtbot: QtBot, arun, hub: FakeHub, tmp_path: Path
+) -> None:
+    import keyring
+    from keyring.backends.null import Keyring as NullKeyring
+
+    keyring.set_keyring(NullKeyring())  # isolated_hf puts the previous one back
+    page = make_page(qtbot, tmp_path)
+    box = page.hf_account
+
+    async def scenario() -> None:
+        await box.refresh_task
+        assert "no OS keyring" in box.where.text()
+        box.token_edit.setText(GOOD)
+        await box.log_in()
+        status = box.status.text()
+        assert "not saved" in status and "Keep it in a file instead" in status, status
+        assert "--store" not in status  # the CLI's flag means nothing here
+        box.file_check.setChecked(True)
+        box.token_edit.setText(GOOD)
+        await box.log_in()
+        assert box.status.text() == "Logged in as ada."
+
+    arun(scenario())

@@ -101,7 +101,11 @@ class LoadDialog(QDialog):
         self._build()
         self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self)
         self.model_combo.model_chosen.connect(self.switch_model)
-        self.layout().insertWidget(0, self.model_combo)  # type: ignore[union-attr]
+        model_row = QHBoxLayout()
+        model_row.addWidget(QLabel("Model", self))
+        model_row.addWidget(self.model_combo, 1)
+        self.layout().insertLayout(0, model_row)  # type: ignore[union-attr]
+        self.title_label.hide()  # the combo names the model
         self._restore(store.settings.model_load_options.get(self._key(), {}))
         self._update_estimate()
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")

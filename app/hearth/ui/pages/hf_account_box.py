@@ -180,7 +180,12 @@ class HfAccountBox(QGroupBox):
             store = self.secret_store()
             where: SecretLocation = await in_thread(set_hf_token, token, store)
         except (SecretStoreError, ValueError) as exc:
-            message = exc.message if isinstance(exc, SecretStoreError) else str(exc)
+            if isinstance(exc, SecretStoreError) and not self.file_check.isChecked():
+                # The store's message names the CLI's flag; here the checkbox is the way.
+                first = exc.message.split(". ")[0].rstrip(".")
+                message = f"{first}. Tick “Keep it in a file instead” below and log in again."
+            else:
+                message = exc.message if isinstance(exc, SecretStoreError) else str(exc)
             self.status.setText(f"The token was not saved. {message}")
             return
         finally:
@@ -215,7 +220,12 @@ class HfAccountBox(QGroupBox):
     # ------------------------------------------------------------------ display
     def _show_logged_out(self, where: SecretLocation) -> None:
         self.status.setText(NOT_LOGGED_IN)
-        self.where.setText(f"A token is kept in {where.describe()}.")
+        if where.plaintext or where.os_keyring:
+            self.where.setText(f"A token is kept in {where.describe()}.")
+        else:
+            self.where.setText(
+                "This machine has no OS keyring: tick “Keep it in a file instead” to log in."
+            )
         self.logout_button.setEnabled(False)
 
     def _show_account(self, account: Account) -> None:
