@@ -141,6 +141,7 @@ def test_load_opens_the_load_dialog_which_switches_models(
         await dialog.info_task
         assert dialog.meta is not None and dialog.meta.quantization == "Q8_0"
         q8_estimate = dialog.estimate_label.text()
+        assert "Estimated speed here: ~" in q8_estimate and "tok/s" in q8_estimate
         await dialog.model_combo.fill_task
         assert sorted(p.name for p in dialog.model_combo.paths()) == sorted(
             [tiny_model_q8.name, tiny_model_f16.name]

@@ -90,7 +90,7 @@ GPU_BANDWIDTH: dict[str, float] = {
 PER_TOKEN_OVERHEAD_S = 0.001
 UNKNOWN_GPU_BANDWIDTH = 300 * GB  # a mid-range discrete GPU, when the name is unknown
 FALLBACK_RAM_BANDWIDTH = 20 * GB  # if measuring fails: a laptop's single channel
-_BENCH_BYTES = 64 * 1024 * 1024  # per thread: well past any CPU cache
+_BENCH_BYTES = 32 * 1024 * 1024  # per thread, x4 threads: past the CPU caches
 COMPUTE_OVERHEAD_BYTES = 400 * MIB  # compute buffers at a 4K context, for rough fits
 
 
@@ -219,6 +219,17 @@ def estimate_speed(est: FitEstimate, bandwidth: Bandwidth, active: float = 1.0) 
         return None
     full = est.verdict is FitVerdict.FULL_GPU
     ram, gpu = _read_per_token(est.memory, est.gpu_layers, full)
+    return tokens_per_second(ram * active, gpu * active, bandwidth)
+
+
+def speed_for_layers(
+    mem: MemoryBreakdown, gpu_layers: int, bandwidth: Bandwidth, active: float = 1.0
+) -> float:
+    """Tokens per second with the last ``gpu_layers`` layers on the GPU (the Load
+    dialog's slider); all of them puts the output head there too."""
+    n = mem.n_layers
+    layers = max(0, min(gpu_layers, n))
+    ram, gpu = _read_per_token(mem, layers, full=n > 0 and layers == n)
     return tokens_per_second(ram * active, gpu * active, bandwidth)
 
 

@@ -141,6 +141,12 @@ def test_speed_follows_the_fit_placement() -> None:
     read = META.tensor_bytes - sum(t.n_bytes for t in META.tensors if "token_embd" in t.name)
     assert s_cpu == pytest.approx(1 / (read / (60 * GB) / DECODE_EFFICIENCY + PER_TOKEN_OVERHEAD_S))
     assert 8 < s_cpu < 12
+    # The Load dialog's slider: the same numbers by layer count.
+    from hearth.hardware.speed import speed_for_layers
+
+    assert speed_for_layers(full.memory, 32, BW) == pytest.approx(s_full)
+    assert speed_for_layers(cpu.memory, 0, BW) == pytest.approx(s_cpu)
+    assert speed_for_layers(part.memory, part.gpu_layers, BW) == pytest.approx(s_part)
     wont = estimate_fit(META, plan, machine(2))
     assert wont.verdict is FitVerdict.WONT_FIT and estimate_speed(wont, BW) is None
 

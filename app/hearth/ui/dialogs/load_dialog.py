@@ -8,9 +8,10 @@ saved choices). The estimate comes from the GGUF header
 arithmetic and cheap enough to redo on every change. "Auto-fit" picks the most GPU
 layers that fit. The choices are remembered per model (by path) in the settings.
 
-The memory arithmetic (``place_layers``) lives in ``load_placement`` and the plain
-wording of load failures (``plain_load_error``) in ``load_errors``; both stay importable
-from here for existing callers.
+The memory arithmetic (``place_layers``) lives in ``load_placement``, the plain
+wording of load failures (``plain_load_error``) in ``load_errors`` and the saved
+choices (``saved_load_options``) in ``load_choices``; all stay importable from here
+for existing callers.
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ from hearth.core.units import format_bytes
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
 from hearth.hardware.fit import FitVerdict, estimate_fit
 from hearth.hardware.probe import probe_system
+from hearth.hardware.speed import Bandwidth, active_fraction, format_speed, speed_for_layers
 from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.load_choices import choices_to_save, model_key, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.dialogs.model_choice import ModelChoice
 from hearth.ui.fit_chip import ChipLevel, chip_colors
+from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -84,8 +88,11 @@ class LoadDialog(QDialog):
         system: SystemMemory | None = None,
         parent: QWidget | None = None,
         library: Library | None = None,
+        speed: MachineSpeed | None = None,
     ) -> None:
-        """``library`` lists the models the dialog can switch to (default: the app's)."""
+        """``library`` lists the models the dialog can switch to (default: the app's);
+        ``speed`` has the memory bandwidth for the speed estimate (default: the one
+        measured before and kept in ``store``, or measured now)."""
         super().__init__(parent)
         self.model_path = Path(model_path)
         self.store = store
@@ -95,6 +102,8 @@ class LoadDialog(QDialog):
         self._memory: MemoryBreakdown | None = None
         self._memory_plan: tuple[ContextPlan, bool] | None = None
         self._tasks = TaskSet()
+        self.speed = speed or MachineSpeed(store)
+        self.bandwidth: Bandwidth | None = None
         self.setWindowTitle(f"Load {self.model_path.name}")
         self.setAccessibleName("Load model dialog")
         self.setMinimumWidth(520)
@@ -111,7 +120,7 @@ class LoadDialog(QDialog):
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
     def _key(self) -> str:
-        return str(self.model_path.expanduser().resolve())
+        return model_key(self.model_path)
 
     def switch_model(self, path: Path) -> None:
         """Show ``path`` instead: its header, its saved choices and its estimate."""
@@ -262,6 +271,9 @@ class LoadDialog(QDialog):
         if self.system is None:
             self.system = await in_thread(probe_system)
         self._set_meta(meta)
+        if self.bandwidth is None:
+            self.bandwidth = await self.speed.bandwidth(self.system)
+            self._update_estimate()
 
     def _set_meta(self, meta: GgufMetadata) -> None:
         self.meta = meta
@@ -352,6 +364,10 @@ class LoadDialog(QDialog):
             f"KV cache {format_bytes(mem.kv_cache_bytes)}, "
             f"compute {format_bytes(mem.compute_bytes)}.\n{place.describe()}"
         )
+        if place.fits and self.bandwidth is not None and self.meta is not None:
+            tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
+                                     active_fraction(self.meta))  # fmt: skip
+            text += f"\nEstimated speed here: {format_speed(tok_s)}."
         level = ChipLevel.GOOD if place.fits else ChipLevel.BAD
         color = chip_colors(tokens_for(self.palette()), level).text
         self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")
@@ -408,21 +424,8 @@ class LoadDialog(QDialog):
         )
 
     def accept(self) -> None:
-        opts = self.load_options()
-        saved: dict[str, Any] = {
-            "n_ctx": opts.n_ctx,
-            "n_parallel": opts.n_parallel,
-            "n_threads": opts.n_threads,
-            "cache_type_k": opts.cache_type_k,
-            "cache_type_v": opts.cache_type_v,
-            "flash_attention": opts.flash_attention,
-            "use_mmap": opts.use_mmap,
-            "use_mlock": opts.use_mlock,
-        }
-        if opts.n_gpu_layers is not None:
-            saved["n_gpu_layers"] = opts.n_gpu_layers
         settings = self.store.settings
-        settings.model_load_options[self._key()] = saved
+        settings.model_load_options[self._key()] = choices_to_save(self.load_options())
         settings.remember_model(self.model_path)
         self.store.save()
         super().accept()
@@ -430,12 +433,3 @@ class LoadDialog(QDialog):
     def done(self, result: int) -> None:
         self._tasks.cancel_all()
         super().done(result)
-
-
-def saved_load_options(store: SettingsStore, model_path: Path | str) -> LoadOptions | None:
-    """The options last chosen for ``model_path`` in the Load dialog, if any."""
-    saved = store.settings.model_load_options.get(str(Path(model_path).expanduser().resolve()))
-    if not saved:
-        return None
-    known = set(LoadOptions.__dataclass_fields__)
-    return LoadOptions(**{k: v for k, v in saved.items() if k in known})
