@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hearth import __version__
+from hearth.config.engines import EngineRegistry
 from hearth.config.paths import default_paths
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
@@ -26,6 +27,8 @@ from hearth.server.ollama_routes import ollama_router
 from hearth.server.openai_routes import openai_router
 from hearth.server.openapi import install_openapi
 from hearth.server.pipeline import Pipeline
+from hearth.server.remote.hops import GatewayHopMiddleware
+from hearth.server.remote.router import RemoteEngines
 from hearth.server.request_log import RequestLog, RequestLogMiddleware
 from hearth.server.response_store import FILE_NAME, ResponseStore
 from hearth.server.responses_routes import responses_router
@@ -53,6 +56,7 @@ def create_app(
                 await lifecycle
             await stored_responses.aclose()
             await manager.close()
+            await remote.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -64,9 +68,11 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(UrlGuardMiddleware)  # innermost: after auth, logged
+    app.add_middleware(GatewayHopMiddleware)  # another Hearth's calls: no engines (loops)
     install_openapi(app)
     request_log = RequestLog()
-    pipeline = Pipeline(engine, manager, observer=request_log.note_generation)
+    remote = RemoteEngines(EngineRegistry(), observer=request_log.note_generation)
+    pipeline = Pipeline(engine, manager, observer=request_log.note_generation, remote=remote)
     app.include_router(admin_router(engine, manager, request_log))
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))

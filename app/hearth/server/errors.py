@@ -21,6 +21,7 @@ from hearth.core.errors import (
     ModelNotLoadedError,
     QueueFullError,
 )
+from hearth.server.remote.errors import RemoteEngineError
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,8 @@ def api_error_for(exc: HearthError) -> ApiError:
             code=exc.code,
             headers={"Retry-After": str(exc.retry_after_s)},
         )
+    if isinstance(exc, RemoteEngineError):  # the engine behind Hearth failed: Bad Gateway
+        return ApiError(502, exc.message, type_="server_error", code=exc.code)
     if isinstance(exc, ModelNotLoadedError | ModelLoadError):
         return ApiError(503, exc.message, type_="server_error", code=exc.code)
     if isinstance(exc, EngineFailedError):

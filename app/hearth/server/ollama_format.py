@@ -26,7 +26,8 @@ def ndjson(payload: dict[str, Any]) -> bytes:
 
 
 def ollama_name(info: ModelInfo) -> str:
-    return f"{info.id}:latest"
+    """``id:latest``; a remote engine's tagged model (``box/qwen3:32b``) keeps its tag."""
+    return info.id if ":" in info.id else f"{info.id}:latest"
 
 
 def parameter_size(n_params: int) -> str:

@@ -55,6 +55,7 @@ from hearth.server.pipeline import (
     Prompt,
     TextPrompt,
 )
+from hearth.server.remote.listing import ollama_show, ollama_tags
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,8 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     async def tags() -> dict[str, Any]:
         info = engine.info
         loaded = [tag_entry(info)] if info else []
-        return {"models": loaded + [catalog_tag_entry(e) for e in models.available()]}
+        catalog = [catalog_tag_entry(e) for e in models.available()]
+        return {"models": loaded + catalog + await ollama_tags(pipeline.remote)}
 
     @router.get("/ps")
     async def ps() -> dict[str, Any]:
@@ -82,6 +84,9 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     @router.post("/show", openapi_extra=json_body(OllamaShowRequest))
     async def show(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaShowRequest)
+        remote = await ollama_show(pipeline.remote, body.requested)
+        if remote is not None:
+            return remote
         info = await models.resolve(body.requested or None)
         fim = engine.fim_token_texts()
         template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")

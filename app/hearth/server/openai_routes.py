@@ -42,6 +42,7 @@ from hearth.server.pipeline import (
     TokenPrompt,
     ToolChoice,
 )
+from hearth.server.remote.listing import openai_model, openai_models
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)
@@ -61,11 +62,16 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
         loaded = [model_json(info, engine.loaded_traits)] if info else []
         return {
             "object": "list",
-            "data": loaded + [catalog_model_json(e) for e in models.available()],
+            "data": loaded
+            + [catalog_model_json(e) for e in models.available()]
+            + await openai_models(pipeline.remote),
         }
 
     @router.get("/v1/models/{model_id:path}")
     async def get_model(model_id: str) -> dict[str, Any]:
+        remote = await openai_model(pipeline.remote, model_id)
+        if remote is not None:
+            return remote
         found = models.lookup(model_id)
         if isinstance(found, ModelInfo):
             return model_json(found, engine.loaded_traits)

@@ -49,6 +49,14 @@ GenerationObserver = Callable[[str, str, Finished], None]
 """Told (request id, model id, finished event) when a generation ends."""
 
 
+class RemoteBackends(Protocol):
+    """Models another server runs (server/remote): the pipeline hands them over."""
+
+    def serves(self, model: str | None) -> bool: ...
+    async def resolve(self, model: str) -> ModelInfo: ...
+    async def start(self, request: PipelineRequest) -> Generation: ...
+
+
 class StreamEncoder(Protocol):
     """A dialect's streamed wire format: the bytes each pipeline event becomes."""
 
@@ -158,18 +166,30 @@ class Pipeline:
     """Resolves the model, prepares the prompt and runs it; knows no wire format."""
 
     def __init__(
-        self, engine: Engine, models: ModelManager, observer: GenerationObserver | None = None
+        self,
+        engine: Engine,
+        models: ModelManager,
+        observer: GenerationObserver | None = None,
+        remote: RemoteBackends | None = None,
     ) -> None:
         self.engine = engine
         self.models = models
+        self.remote = remote
         self._observer = observer
 
     async def resolve(self, model: str | None, keep_alive: float | None = None) -> ModelInfo:
+        if self.remote is not None and self.remote.serves(model):
+            return await self.remote.resolve(model or "")
         info = await self.models.resolve(model, keep_alive=keep_alive)
         return info
 
     async def count_tokens(self, model: str | None, prompt: ChatPrompt) -> int:
         """How many tokens ``prompt`` takes as the model's chat template renders it."""
+        if self.remote is not None and self.remote.serves(model):
+            raise InvalidRequestError(
+                f"Token counts are not available for a remote engine's model ({model}).",
+                param="model",
+            )
         await self.resolve(model)
         text = self.engine.render_chat(
             prompt.messages, prompt.offered_tools(), prompt.template_kwargs
@@ -178,6 +198,8 @@ class Pipeline:
 
     async def start(self, request: PipelineRequest) -> Generation:
         """Validate and queue; errors (a prompt too long, a bad grammar) surface here."""
+        if self.remote is not None and self.remote.serves(request.model):
+            return await self.remote.start(request)  # another server runs this model
         info = await self.resolve(request.model, request.keep_alive)
         engine, prompt = self.engine, request.prompt
         tool_format: ToolFormat | None = None

@@ -52,6 +52,7 @@ class LoggedRequest:
     model: str | None
     generation: Finished | None
     request_id: str = ""
+    engine: str | None = None  # "local", or the remote engine that served it
 
 
 class RequestLogEntry(BaseModel):
@@ -67,6 +68,7 @@ class RequestLogEntry(BaseModel):
     duration_ms: float
     client: str | None
     model: str | None
+    engine: str | None
     finish_reason: str | None
     prompt_tokens: int | None
     cached_tokens: int | None
@@ -89,6 +91,7 @@ class RequestLogEntry(BaseModel):
             duration_ms=round(entry.duration_ms, 2),
             client=entry.client,
             model=entry.model,
+            engine=entry.engine,
             finish_reason=gen.reason.value if gen else None,
             prompt_tokens=gen.usage.prompt_tokens if gen else None,
             cached_tokens=gen.usage.cached_tokens if gen else None,
@@ -111,7 +114,7 @@ class RequestLog:
     def __init__(self, *, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: collections.deque[LoggedRequest] = collections.deque(maxlen=max_entries)
         # Finished generations by request id, until their request's entry is written.
-        self._generations: collections.OrderedDict[str, tuple[str, Finished]] = (
+        self._generations: collections.OrderedDict[str, tuple[str, Finished, str]] = (
             collections.OrderedDict()
         )
         self._ids = itertools.count(1)
@@ -126,14 +129,17 @@ class RequestLog:
         """Newest first."""
         return list(itertools.islice(reversed(self._entries), max(0, limit)))
 
-    def note_generation(self, request_id: str, model: str, finished: Finished) -> None:
-        """Keep a request's finished generation until its entry is written."""
-        self._generations[request_id] = (model, finished)
+    def note_generation(
+        self, request_id: str, model: str, finished: Finished, engine: str | None = None
+    ) -> None:
+        """Keep a request's finished generation (and the engine that ran it: a remote
+        engine's name, or local) until its entry is written."""
+        self._generations[request_id] = (model, finished, engine or "local")
         while len(self._generations) > MAX_ENTRIES:  # entries whose response never ended
             self._generations.popitem(last=False)
 
-    def claim_generation(self, request_id: str) -> tuple[str, Finished] | None:
-        """The model and finished event of the generation this request ran, if any."""
+    def claim_generation(self, request_id: str) -> tuple[str, Finished, str] | None:
+        """The model, finished event and engine of this request's generation, if any."""
         return self._generations.pop(request_id, None)
 
 
@@ -200,7 +206,7 @@ class RequestLogMiddleware:
         if path in QUIET_PATHS and status < 400:
             return
         ended_wall = time.time()
-        model, generation = claimed if claimed is not None else (None, None)
+        model, generation, engine = claimed if claimed is not None else (None, None, None)
         client = scope.get("client")
         self.log.add(
             LoggedRequest(
@@ -215,5 +221,6 @@ class RequestLogMiddleware:
                 model=model,
                 generation=generation,
                 request_id=request_id,
+                engine=engine,
             )
         )

@@ -269,23 +269,30 @@ class RemoteGeneration(Generation):
         self._closing = asyncio.get_running_loop().create_task(self._response.aclose())
 
     async def _wire_events(self) -> AsyncIterator[PipelineEvent]:
-        name = self._backend.name
+        """The engine's events, a network read at a time (see :func:`coalesce`)."""
+        lines = LineSplitter()
         try:
-            async for line in self._response.aiter_lines():
-                for event in self._decoder.feed(line):
+            async for text in self._response.aiter_text():
+                batch: list[WireEvent] = []
+                for line in lines.feed(text):
+                    batch += self._decoder.feed(line)
+                    if self._decoder.ended:
+                        break
+                for event in coalesce(batch):
                     converted = self._convert(event)
                     if converted is not None:
                         yield converted
                 if self._decoder.ended:
                     return
-            for event in self._decoder.end_of_stream():
+            tail = [e for line in lines.close() for e in self._decoder.feed(line)]
+            for event in coalesce(tail + self._decoder.end_of_stream()):
                 converted = self._convert(event)
                 if converted is not None:
                     yield converted
         except httpx.HTTPError as exc:
+            name = self._backend.name
             log.warning("stream from engine %s broke: %s", name, describe_error(exc))
-            broke = f"the stream broke off halfway ({describe_error(exc)})."
-            yield self._failure(broke)
+            yield self._failure(f"the stream broke off halfway ({describe_error(exc)}).")
             return
         if not self._decoder.ended:
             yield self._failure("the stream ended before the reply finished.")
@@ -321,6 +328,41 @@ class RemoteGeneration(Generation):
         usage = Usage(end.prompt_tokens, end.completion_tokens, end.cached_tokens)
         reason = end.reason if end.reason is not FinishReason.ERROR else FinishReason.STOP
         return Finished(reason, usage, timings, None, self.request_id, end.stop_sequence)
+
+
+class LineSplitter:
+    """Lines out of a text stream, keeping each read's lines together (``\\r\\n`` too)."""
+
+    def __init__(self) -> None:
+        self._rest = ""
+
+    def feed(self, text: str) -> list[str]:
+        *lines, self._rest = (self._rest + text).split("\n")
+        return [line.removesuffix("\r") for line in lines]
+
+    def close(self) -> list[str]:
+        rest, self._rest = self._rest.removesuffix("\r"), ""
+        return [rest] if rest else []
+
+
+def coalesce(events: list[WireEvent]) -> list[WireEvent]:
+    """Join the text (and the reasoning) of one network read into one delta.
+
+    When Hearth keeps up, a read holds one token and nothing changes. When it falls
+    behind (many streams, a fast engine), the tokens that queued up meanwhile leave as
+    one chunk: the client gets the same text, and Hearth's cost per token stops
+    growing with the engine's speed.
+    """
+    out: list[WireEvent] = []
+    for event in events:
+        last = out[-1] if out else None
+        if isinstance(event, TextDelta) and isinstance(last, TextDelta):
+            out[-1] = TextDelta(last.text + event.text)
+        elif isinstance(event, ReasoningDelta) and isinstance(last, ReasoningDelta):
+            out[-1] = ReasoningDelta(last.text + event.text)
+        else:
+            out.append(event)
+    return out
 
 
 def _retry_after(value: str | None) -> int:

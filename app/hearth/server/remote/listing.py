@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from hearth.config.engines import EngineSpec
+from hearth.server.ollama_format import show_json
 from hearth.server.remote.probe import RemoteModel
 from hearth.server.remote.router import RemoteEngines
 
@@ -24,7 +25,6 @@ def openai_model_json(model: RemoteModel, spec: EngineSpec | None) -> dict[str, 
             "engine": model.engine,
             "engine_kind": spec.kind.value if spec else None,
             "n_ctx": model.context_length,
-            "loaded": True,
         },
     }
 
@@ -60,3 +60,25 @@ async def ollama_tags(remote: object) -> list[dict[str, Any]]:
         return []
     specs = {spec.name: spec for spec in remote.engines()}
     return [ollama_tag_json(m, specs.get(m.engine)) for m in await remote.models()]
+
+
+async def openai_model(remote: object, model_id: str) -> dict[str, Any] | None:
+    """``GET /v1/models/{id}`` for an engine's model; None when ``model_id`` is not one."""
+    if not isinstance(remote, RemoteEngines) or not remote.serves(model_id):
+        return None
+    info = await remote.resolve(model_id)
+    engine, remote_id = info.id.split("/", 1)
+    model = RemoteModel(engine, remote_id, info.n_ctx_per_slot or None)
+    specs = {spec.name: spec for spec in remote.engines()}
+    return openai_model_json(model, specs.get(engine))
+
+
+async def ollama_show(remote: object, requested: str) -> dict[str, Any] | None:
+    """``/api/show`` for an engine's model (clients such as Copilot ask before a chat);
+    None when ``requested`` is not one. Engines serve tools, so it says so."""
+    if not isinstance(remote, RemoteEngines) or not remote.serves(requested):
+        return None
+    info = await remote.resolve(requested)
+    shown = show_json(info, "{{ .Prompt }}")
+    shown["capabilities"] = ["completion", "tools"]
+    return shown

@@ -111,9 +111,10 @@ class RemoteEngines:
         return self._backend(spec), self._remote_id(spec, rest)
 
     def _remote_id(self, spec: EngineSpec, requested: str) -> str:
-        """The id to send: Ollama clients add ``:latest``, which other engines lack."""
+        """The id to send: Ollama clients add ``:latest``, which other engines lack (and
+        which Ollama itself assumes, so its models go by their short names too)."""
         if spec.kind is EngineKind.OLLAMA:
-            return requested
+            return ollama_model_id(requested)
         known = {m.id for m in self._lists.get(spec.name, (0.0, []))[1]}
         return requested if requested in known else ollama_model_id(requested)
 
