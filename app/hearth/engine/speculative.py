@@ -16,8 +16,11 @@ The rule (docs/benchmarks.md has the measurements behind it):
   drafter's measured time per token (n-gram: nothing). The slot drafts the ``k`` in
   [draft_min, draft_max] with the most expected tokens per second, and nothing at all
   when that beats plain decoding by less than ``MIN_GAIN``: acceptance too low to pay.
-- While a slot does not draft, its counts decay, so ``p`` drifts back to the prior and
-  the slot probes again now and then (about once per 100 tokens when drafts fail).
+- A request starts from the model's recent acceptance (over every slot), not a fixed
+  guess, so a well-matched draft model drafts at once and a useless one does not.
+- While a slot does not draft, its counts decay towards that prior, and after
+  ``PROBE_FIRST`` steps it probes with a short draft; each failed probe doubles the wait
+  (up to ``PROBE_MAX`` steps), so a useless drafter costs well under 1% of the steps.
 - With more than ``MAX_BUSY`` streams decoding, nobody drafts: batching already fills
   the cores, and extra tokens crowd out other streams.
 """
@@ -42,8 +45,11 @@ log = logging.getLogger(__name__)
 
 MIN_GAIN = 1.05  # expected speed-up a draft must promise; covers estimation error
 MAX_BUSY = 4  # above this many decoding streams, speculation steps back
-PRIOR_P = 0.8  # acceptance a slot is assumed to have before any evidence
+PRIOR_P = 0.8  # acceptance assumed before any evidence (then: the model's recent rate)
 PRIOR_WEIGHT = 1.0  # how many verified tokens that assumption is worth
+PROBE_FIRST = 64  # steps without drafting before a slot probes with a 1-token draft
+PROBE_MAX = 512  # the probe interval doubles after each failed probe, up to this
+PROBE_LENGTH = 1  # on a CPU even a 2-token step costs about 3 one-token steps
 DECAY = 0.9  # per verification: recent acceptance counts most
 IDLE_DECAY = 0.98  # per step without drafting: the way back to trying again
 DEFAULT_TOKEN_COST = 0.1  # one more token in a decode, as a share of a 1-token decode
@@ -62,11 +68,15 @@ class _SlotSpec:
     drafted_total: int = 0
     accepted_total: int = 0
     index: NgramIndex = field(default_factory=NgramIndex)
+    prior: float = PRIOR_P
+    idle_steps: int = 0
+    probe_every: int = PROBE_FIRST
+    probing: bool = False
 
     @property
     def p(self) -> float:
         total = self.accepted + self.rejected + PRIOR_WEIGHT
-        return (self.accepted + PRIOR_P * PRIOR_WEIGHT) / total
+        return (self.accepted + self.prior * PRIOR_WEIGHT) / total
 
 
 class StepCost:
@@ -167,6 +177,8 @@ class Speculator:
         self._cost = StepCost()
         self.drafted_total = 0
         self.accepted_total = 0
+        self._recent_accepted = 0.0  # decayed, over every slot
+        self._recent_rejected = 0.0
 
     @classmethod
     def for_load(cls, model: LlamaModel, config: LoadConfig) -> Speculator:
@@ -184,7 +196,13 @@ class Speculator:
     # ------------------------------------------------------------------ slot events
     def start(self, seq_id: int, enabled: bool) -> None:
         """A request starts in ``seq_id``: fresh counts and history."""
-        self._slots[seq_id] = _SlotSpec(enabled=enabled and self.mode is not SpecMode.OFF)
+        on = enabled and self.mode is not SpecMode.OFF
+        self._slots[seq_id] = _SlotSpec(enabled=on, prior=self._recent_p())
+
+    def _recent_p(self) -> float:
+        """Acceptance over the model's recent drafts: a new request's starting guess."""
+        total = self._recent_accepted + self._recent_rejected + PRIOR_WEIGHT
+        return (self._recent_accepted + PRIOR_P * PRIOR_WEIGHT) / total
 
     def copy(self, source: int, target: int) -> None:
         """The scheduler copied the target KV of ``source`` over ``target``."""
@@ -209,11 +227,16 @@ class Speculator:
             if not state.enabled or slot.job is None:
                 continue
             k = 0 if busy else self._length(state.p, n_tokens)
+            state.probing = False
+            if k == 0 and not busy and state.idle_steps >= state.probe_every:
+                k, state.probing = max(self._draft_min, min(PROBE_LENGTH, self._draft_max)), True
             k = min(k, room, _room_left(slot, n_ctx_slot))
             if k < self._draft_min:
                 state.accepted *= IDLE_DECAY
                 state.rejected *= IDLE_DECAY
+                state.idle_steps += 1
                 continue
+            state.idle_steps = 0
             room -= k
             n_tokens += k
             wanted.append((slot, k))
@@ -266,8 +289,14 @@ class Speculator:
 
     def record(self, seq_id: int, drafted: int, accepted: int) -> None:
         state = self._slots[seq_id]
+        rejected = 1.0 if accepted < drafted else 0.0
         state.accepted = state.accepted * DECAY + accepted
-        state.rejected = state.rejected * DECAY + (1.0 if accepted < drafted else 0.0)
+        state.rejected = state.rejected * DECAY + rejected
+        self._recent_accepted = self._recent_accepted * DECAY + accepted
+        self._recent_rejected = self._recent_rejected * DECAY + rejected
+        if state.probing:  # a failed probe waits twice as long for the next
+            failed = accepted * 2 < drafted
+            state.probe_every = min(state.probe_every * 2, PROBE_MAX) if failed else PROBE_FIRST
         state.drafted_total += drafted
         state.accepted_total += accepted
         self.drafted_total += drafted

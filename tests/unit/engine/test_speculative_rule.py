@@ -116,3 +116,24 @@ def test_step_cost_forgets_sizes_not_seen_for_long() -> None:
     for _ in range(11):
         cost.record(1, 0.010)
     assert cost.seconds(17) is not None and cost.seconds(17) < 1.0  # estimated afresh
+
+
+def test_a_slot_that_stopped_drafting_probes_again_with_backoff() -> None:
+    from hearth.core.model_info import SpecMode
+    from hearth.core.sampling import SamplingParams
+    from hearth.engine.slots import Job, Slot
+    from hearth.engine.speculative import PROBE_FIRST, Speculator
+
+    spec = Speculator(1, SpecMode.NGRAM, draft_max=8)
+    slot = Slot(seq_id=0, cached=[1, 2, 3, 1, 2, 3, 1, 2], pending_token=3)
+    slot.job = Job(tokens=[1], params=SamplingParams(max_tokens=None), sink=lambda _e: None)
+    spec.start(0, enabled=True)
+    for _ in range(20):  # steps are costly here: 9 tokens take 9 times one
+        spec.record_step(1, 0.010)
+        spec.record_step(9, 0.090)
+    spec.record(0, 8, 0)  # and the drafts fail: the slot stops drafting
+    spec.record(0, 8, 0)
+    plans = [spec.plan([slot], room=64, n_ctx_slot=512) for _ in range(PROBE_FIRST * 3)]
+    drafted_at = [i for i, plan in enumerate(plans) if plan]
+    assert drafted_at and drafted_at[0] >= PROBE_FIRST - 1
+    assert all(len(plans[i][0]) == 1 for i in drafted_at)  # a probe is one token
