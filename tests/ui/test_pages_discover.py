@@ -4,6 +4,7 @@ from "Download" to "Load". Real pages against the fake Hub over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,7 @@ def test_opens_on_picks_with_fit_chips_and_one_click_opens(qtbot: QtBot, arun, h
         assert small.chip.level is ChipLevel.GOOD and "tok/s" in small.chip.text()
         assert big.chip.level is ChipLevel.BAD and big.chip.text() == "Won't fit"
         # Online: the Hub's trending GGUFs join, in their own category.
+        assert page.trending_task is not None and await page.trending_task == 1
         trendy = picks.card_for("someone/Trendy-7B-GGUF")
         assert trendy is not None and trendy.pick.category == TRENDING
         assert trendy.chip.level is ChipLevel.GOOD  # ~4.2 GB guessed from "7B"
@@ -136,6 +138,8 @@ def test_offline_shows_the_picks_file_without_an_error(
 
     async def scenario() -> None:
         await page.picks_task
+        assert page.trending_task is not None
+        assert await asyncio.wait_for(page.trending_task, 5) == 0  # no minute of retries
         assert TRENDING not in page.picks.filter_buttons
         assert all(c.pick.category != TRENDING for c in page.picks.cards)
         assert len(page.picks.cards) >= 12

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from hearth.core.units import MIB
-from hearth.hub.client import hub_endpoint, keyring_token, make_api
+from hearth.hub.client import auth_headers, hub_endpoint, keyring_token
 from hearth.hub.search import GGUF_FILTER
 
 log = logging.getLogger(__name__)
 
 TRENDING = "trending"
+TRENDING_TIMEOUT_S = 10.0  # one try: offline, the picks file stands alone at once
 BYTES_PER_PARAM_Q4 = 0.6  # Q4_K_M: ~4.85 bits per weight, plus the odd 6-bit tensor
 KV_GUESS_PER_B = 64 * MIB  # f16 KV cache for 4K tokens per billion parameters, roughly
 _PARAMS_RE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z])")
@@ -91,29 +94,43 @@ def guess_from_name(repo_id: str) -> tuple[int, float]:
 
 
 def trending(limit: int = 12, *, endpoint: str | None = None) -> list[Pick]:
-    """The Hub's trending GGUF repos (blocking; raises when the Hub is unreachable)."""
-    api = make_api(hub_endpoint(endpoint), keyring_token())
-    infos = api.list_models(
-        filter=GGUF_FILTER,
-        sort="trending_score",
-        limit=limit,
-        expand=["downloads", "likes", "gated"],
-    )
+    """The Hub's trending GGUF repos (blocking; raises when the Hub is unreachable).
+
+    One GET of ``/api/models?filter=gguf&sort=trendingScore`` (what ``HfApi.list_models
+    (sort="trending_score")`` sends), without huggingface_hub's retries: this list is
+    a bonus, and offline it must give up at once rather than after a minute of backoff.
+    """
+    url = f"{hub_endpoint(endpoint)}/api/models"
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("filter", GGUF_FILTER),
+        ("sort", "trendingScore"),
+        ("direction", -1),
+        ("limit", limit),
+        ("expand[]", "downloads"),
+        ("expand[]", "likes"),
+        ("expand[]", "gated"),
+    ]
+    headers = auth_headers(keyring_token())
+    response = httpx.get(url, params=params, headers=headers, timeout=TRENDING_TIMEOUT_S)
+    response.raise_for_status()
     picks = []
-    for info in infos:
-        size, active = guess_from_name(info.id)
+    for info in response.json():
+        repo = str(info.get("id") or info.get("modelId") or "")
+        if "/" not in repo:
+            continue
+        size, active = guess_from_name(repo)
         billions = size / (BYTES_PER_PARAM_Q4 * 1e9)
         picks.append(
             Pick(
-                name=info.id.split("/", 1)[-1].removesuffix("-GGUF").removesuffix("-gguf"),
+                name=repo.split("/", 1)[-1].removesuffix("-GGUF").removesuffix("-gguf"),
                 category=TRENDING,
-                repo=info.id,
+                repo=repo,
                 quant="Q4_K_M" if size else "",
                 size_bytes=size,
                 kv_bytes=int(billions * KV_GUESS_PER_B),
                 active=active,
-                description=f"Trending on Hugging Face · by {info.id.split('/', 1)[0]}",
-                downloads=int(info.downloads or 0),
+                description=f"Trending on Hugging Face · by {repo.split('/', 1)[0]}",
+                downloads=int(info.get("downloads") or 0),
             )
         )
     return picks

@@ -75,7 +75,8 @@ class DiscoverPage(QWidget):
         self.speed = speed or MachineSpeed(store)
         self._search: ModelSearch | None = None
         self._search_task: asyncio.Task[None] | None = None
-        self.picks_task: asyncio.Task[None] | None = None
+        self.picks_task: asyncio.Task[None] | None = None  # the chips, for this machine
+        self.trending_task: asyncio.Task[int] | None = None  # the Hub's trending, online
         self.results: list[ModelSummary] = []
 
         self.search_box = QLineEdit(self)
@@ -141,9 +142,13 @@ class DiscoverPage(QWidget):
         super().showEvent(event)
         if self.picks_task is None and not self.services.closed:
             self.picks_task = self._tasks.spawn(self.fill_picks(), name="discover-picks")
+            self.trending_task = self._tasks.spawn(
+                self.picks.add_trending(), name="discover-trending"
+            )
 
     async def fill_picks(self) -> None:
-        """Colour the picks' chips for this machine, then add the Hub's trending."""
+        """Colour the picks' chips for this machine (trending ones are coloured as
+        they arrive, from the same measurement)."""
         try:
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
@@ -151,7 +156,6 @@ class DiscoverPage(QWidget):
             log.exception("could not judge the picks for this machine")
         else:
             self.picks.judge_all(system, bandwidth)
-        await self.picks.add_trending()
 
     def show_picks(self) -> None:
         self._search = None
