@@ -18,7 +18,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hearth.core.model_info import DEFAULT_SPEC, FlashAttention, LoadConfig, SpecMode, SplitMode
+from hearth.core.model_info import (
+    CHAT_FORMATS,
+    DEFAULT_SPEC,
+    FlashAttention,
+    LoadConfig,
+    SpecMode,
+    SplitMode,
+)
 
 PACKAGED_ENV = "HEARTH_PACKAGED"
 WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"  # the per-launch token the supervisor gives
@@ -99,6 +106,7 @@ class LaunchSettings:
             spec_mode=SpecMode(args.spec) if args.spec else None,
             draft_max=args.draft_max,
             draft_min=args.draft_min,
+            chat_format=args.chat_format,
         )
         return cls(
             load=load,
@@ -142,6 +150,7 @@ class LaunchSettings:
             ("--spec", load.spec_mode.value if load.spec_mode else None, None),
             ("--draft-max", load.draft_max, base.draft_max),
             ("--draft-min", load.draft_min, base.draft_min),
+            ("--chat-format", load.chat_format, None),
             ("--ttl", self.ttl_s, None),
             ("--parent-pid", self.parent_pid, None),
         ):
@@ -229,6 +238,9 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"most tokens drafted per step (default {base.draft_max}; adapts below it)")
     add("--draft-min", type=int, default=base.draft_min,
         help=f"fewest tokens worth drafting (default {base.draft_min})")
+    add("--chat-format", choices=CHAT_FORMATS, default=None, metavar="NAME",
+        help="parse tool calls (and that family's reasoning) in this format instead of "
+        f"detecting it from the chat template: {', '.join(CHAT_FORMATS)}")
     add("--api-key", action="append", default=[],
         help=f"require this key (repeatable; also ${API_KEY_ENV})")
     add("--require-key", dest="require_key", action="store_const", const=True, default=None,

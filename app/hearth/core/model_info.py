@@ -35,6 +35,17 @@ class FlashAttention(str, Enum):
     OFF = "off"
 
 
+CHAT_FORMATS: tuple[str, ...] = (
+    "hermes", "llama3", "mistral", "qwen3_coder", "seed_oss", "glm", "minimax", "deepseek",
+    "deepseek_dsml", "kimi", "harmony", "phi4", "lfm2", "command_r", "apriel", "nemotron",
+)  # fmt: skip
+"""The chat formats a load may choose instead of detection (``LoadConfig.chat_format``).
+
+These are the names of the engine's registry (``engine/tool_formats``); they are listed
+here because the GUI and the command line offer them without importing the engine, and
+a unit test keeps the two lists equal."""
+
+
 class SpecMode(str, Enum):
     """Where speculative decoding's drafts come from (``--spec``)."""
 
@@ -82,6 +93,9 @@ class LoadConfig:
     spec_mode: SpecMode | None = None
     draft_max: int = 16
     draft_min: int = 1
+    # The chat family's tool-call format (one of CHAT_FORMATS); None: detect it from the
+    # chat template and vocabulary. For models whose template detection gets wrong.
+    chat_format: str | None = None
 
     @property
     def speculation(self) -> SpecMode:
@@ -105,6 +119,10 @@ class LoadConfig:
             found.append("n_batch must be at least n_parallel: each decoding slot adds a token.")
         if self.n_threads < 0 or self.n_threads_batch < 0:
             found.append("n_threads must be 0 (automatic) or more.")
+        if self.chat_format is not None and self.chat_format not in CHAT_FORMATS:
+            found.append(
+                f"chat_format must be one of {', '.join(CHAT_FORMATS)} (or unset to detect)."
+            )
         return found
 
     def context_for(self, n_ctx_train: int) -> int:

@@ -11,8 +11,19 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from hearth.engine.reasoning import ReasoningSpec, detect_reasoning
+from hearth.engine.reasoning import SPECS, ReasoningSpec, detect_reasoning
 from hearth.engine.tool_calls import ToolFormat, detect_format
+
+# The reasoning markers that belong to a tool-call family whatever its template says:
+# a chosen format brings these along. Other families share ``<think>`` or reason only in
+# some models, so for them reasoning stays detected.
+FAMILY_REASONING: dict[ToolFormat, str] = {
+    ToolFormat.HARMONY: "harmony",
+    ToolFormat.SEED_OSS: "seed",
+    ToolFormat.COMMAND_R: "command_r",
+    ToolFormat.APRIEL: "apriel",
+}
+_SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,12 @@ class ModelTraits:
     fim: bool
     embedding_only: bool
     thinking: bool  # the template has a reasoning block (the vocabulary alone is no sign)
+    format_chosen: bool = False  # tool_format was chosen at load (--chat-format), not detected
+
+    @property
+    def format_source(self) -> str:
+        """How ``tool_format`` was decided, for /api/show: "chosen" or "detected"."""
+        return "chosen" if self.format_chosen else "detected"
 
     def capabilities(self) -> list[str]:
         """Ollama's capability names, in Ollama's order."""
@@ -51,17 +68,30 @@ def model_traits(
     metadata: Mapping[str, str],
     *,
     fim: bool,
+    chat_format: str | None = None,
 ) -> ModelTraits:
     """Detect the family from the template (``None`` when the model ships none) and the
     vocabulary's marker tokens; encoder-only models (a pooling type, no chat template)
-    are embedding models."""
+    are embedding models. ``chat_format`` (a registry name) overrides detection, for
+    templates that detection gets wrong; it brings its family's reasoning markers."""
     arch = metadata.get("general.architecture", "")
     pooled = f"{arch}.pooling_type" in metadata
+    reasoning = detect_reasoning(template, markers)
+    thinking = detect_reasoning(template) is not None
+    if chat_format is None:
+        tool_format = detect_format(template, markers)
+    else:
+        tool_format = ToolFormat(chat_format)
+        family = FAMILY_REASONING.get(tool_format)
+        if family is not None:
+            reasoning = _SPECS_BY_NAME[family]
+            thinking = True
     return ModelTraits(
-        tool_format=detect_format(template, markers),
-        reasoning=detect_reasoning(template, markers),
+        tool_format=tool_format,
+        reasoning=reasoning,
         tools=template is not None and "tools" in template,
         fim=fim,
         embedding_only=pooled and template is None,
-        thinking=detect_reasoning(template) is not None,
+        thinking=thinking,
+        format_chosen=chat_format is not None,
     )

@@ -119,6 +119,7 @@ class Engine:
                 set(markers.values()),
                 model.metadata,
                 fim=model.fim_tokens() is not None,
+                chat_format=config.chat_format,
             )
             info = model.info(model_id)
             speculator = Speculator.for_load(model, config)  # loads the draft model, if any

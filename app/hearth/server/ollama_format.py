@@ -114,11 +114,16 @@ def show_json(info: ModelInfo, template: str, traits: ModelTraits | None = None)
 
 
 def family_json(traits: ModelTraits | None) -> dict[str, Any]:
-    """The detected family formats: how calls and reasoning are parsed for this model."""
+    """The family formats in use (detected or chosen at load): how calls and reasoning
+    are parsed for this model."""
     if traits is None:
         return {}
     reasoning = traits.reasoning.name if traits.reasoning is not None else None
-    return {"tool_format": traits.tool_format.value, "reasoning_format": reasoning}
+    return {
+        "tool_format": traits.tool_format.value,
+        "tool_format_source": traits.format_source,  # "detected", or "chosen" at load
+        "reasoning_format": reasoning,
+    }
 
 
 def done_reason(finished: Finished) -> str:

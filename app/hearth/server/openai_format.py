@@ -70,6 +70,7 @@ def model_json(info: ModelInfo, traits: ModelTraits | None = None) -> dict[str, 
         family = {
             "capabilities": traits.capabilities(),
             "tool_format": traits.tool_format.value,
+            "tool_format_source": traits.format_source,
             "reasoning_format": traits.reasoning.name if traits.reasoning else None,
         }
     return {

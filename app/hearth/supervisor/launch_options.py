@@ -26,6 +26,7 @@ class LoadOptions:
     flash_attention: str | None = None  # "auto", "on" or "off"
     use_mmap: bool = True  # False: read the whole file into memory (--no-mmap)
     use_mlock: bool = False  # True: keep the model locked in RAM (--mlock)
+    chat_format: str | None = None  # a tool-call format name (--chat-format); None: detect
 
     def apply(self, load: LoadConfig) -> LoadConfig:
         """``load`` with these choices put in."""
@@ -45,6 +46,7 @@ class LoadOptions:
             **{k: v for k, v in chosen.items() if v is not None},
             use_mmap=self.use_mmap,
             use_mlock=self.use_mlock,
+            chat_format=self.chat_format,
         )
 
 

@@ -10,7 +10,14 @@ import pytest
 from hearth.cli import build_parser
 from hearth.cli.serve import worker_parser
 from hearth.config.launch import DEFAULT_PORT, LaunchSettings, add_launch_arguments
-from hearth.core.model_info import FlashAttention, LoadConfig, SpecMode, SplitMode
+from hearth.core.model_info import (
+    CHAT_FORMATS,
+    FlashAttention,
+    LoadConfig,
+    SpecMode,
+    SplitMode,
+)
+from hearth.engine.tool_formats import REGISTRY, ToolFormat
 
 EVERYTHING = LaunchSettings(
     load=LoadConfig(
@@ -36,6 +43,7 @@ EVERYTHING = LaunchSettings(
         spec_mode=SpecMode.DRAFT,
         draft_max=8,
         draft_min=2,
+        chat_format="qwen3_coder",
     ),
     host="0.0.0.0",
     port=9000,
@@ -86,3 +94,34 @@ def test_argv_always_names_host_and_port_and_carries_no_worker_token() -> None:
     argv = LaunchSettings().to_argv()
     assert argv[:4] == ["--host", "127.0.0.1", "--port", str(DEFAULT_PORT)]
     assert "--api-key" not in argv and "--model" not in argv
+
+
+def test_chat_format_choices_are_the_engine_registry() -> None:
+    assert set(CHAT_FORMATS) == {fmt.value for fmt in ToolFormat}
+    assert set(CHAT_FORMATS) == {spec.fmt.value for spec in REGISTRY}
+
+
+def test_an_unknown_chat_format_exits_2_listing_the_valid_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["serve", "--chat-format", "qwen9"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "--chat-format" in error and "'qwen9'" in error
+    assert all(name in error for name in CHAT_FORMATS)
+
+
+def test_serve_help_lists_the_chat_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--chat-format NAME" in help_text
+    assert all(name in help_text for name in CHAT_FORMATS)
+
+
+def test_load_config_refuses_an_unknown_chat_format() -> None:
+    """POST /hearth/v1/load takes LoadConfig's fields by name; problems() is its check."""
+    bad = LoadConfig(model_path=Path("/m.gguf"), chat_format="qwen9")
+    assert any("chat_format must be one of" in p for p in bad.problems())
+    assert LoadConfig(model_path=Path("/m.gguf"), chat_format="glm").problems() == []

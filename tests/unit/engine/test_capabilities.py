@@ -30,3 +30,16 @@ def test_an_encoder_without_a_chat_template_is_an_embedding_model() -> None:
     metadata = {"general.architecture": "bert", "bert.pooling_type": "1"}
     assert model_traits(None, set(), metadata, fim=False).capabilities() == ["embedding"]
     assert model_traits(None, set(), {}, fim=False).capabilities() == ["completion"]
+
+
+def test_a_chosen_format_replaces_detection_and_brings_its_reasoning() -> None:
+    detected = model_traits(QWEN3_LIKE, {"<think>", "</think>"}, {}, fim=False)
+    assert detected.format_source == "detected"
+    chosen = model_traits(QWEN3_LIKE, {"<think>"}, {}, fim=False, chat_format="harmony")
+    assert chosen.tool_format is ToolFormat.HARMONY and chosen.format_source == "chosen"
+    assert chosen.reasoning is not None and chosen.reasoning.name == "harmony"
+    # A family without markers of its own keeps the reasoning read off the template.
+    glm = model_traits(QWEN3_LIKE, {"<think>"}, {}, fim=False, chat_format="glm")
+    assert glm.tool_format is ToolFormat.GLM
+    assert glm.reasoning is not None and glm.reasoning.name == "think"
+    assert glm.capabilities() == detected.capabilities()

@@ -31,6 +31,7 @@ def choices_to_save(opts: LoadOptions) -> dict[str, Any]:
         "flash_attention": opts.flash_attention,
         "use_mmap": opts.use_mmap,
         "use_mlock": opts.use_mlock,
+        "chat_format": opts.chat_format,  # None: detect
     }
     if opts.n_gpu_layers is not None:
         saved["n_gpu_layers"] = opts.n_gpu_layers

@@ -46,6 +46,7 @@ from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
 from hearth.ui.dialogs.load_choices import choices_to_save, model_key, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import Placement, place_layers
@@ -155,6 +156,7 @@ class LoadDialog(QDialog):
         self.threads_spin.setValue(0)
         self.mmap_check.setChecked(True)
         self.mlock_check.setChecked(False)
+        self.format_combo.choose(None)
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
@@ -217,6 +219,7 @@ class LoadDialog(QDialog):
         self.mmap_check.setChecked(True)
         self.mlock_check = QCheckBox("Lock the model in RAM (mlock)", self)
         self.mlock_check.setAccessibleName("Lock the model in RAM")
+        self.format_combo = ChatFormatCombo(self)  # tool-call/reasoning format: detect or name
 
         self.estimate_label = QLabel(self)
         self.estimate_label.setObjectName("loadEstimate")
@@ -234,6 +237,7 @@ class LoadDialog(QDialog):
         form.addRow("Threads", self.threads_spin)
         form.addRow("", self.mmap_check)
         form.addRow("", self.mlock_check)
+        form.addRow("Chat format", self.format_combo)
 
         self.buttons = QDialogButtonBox(self)
         self.load_button = self.buttons.addButton("Load", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -292,6 +296,7 @@ class LoadDialog(QDialog):
         if meta.context_length and "n_ctx" not in saved:
             self.ctx_spin.setValue(min(DEFAULT_CONTEXT, meta.context_length))
         self._update_ctx_warning()
+        self.format_combo.show_detected(meta.chat_template)
         gpus = ", ".join(g.name for g in self.system.gpus) if self.system else ""
         parts = [
             meta.architecture,
@@ -406,6 +411,7 @@ class LoadDialog(QDialog):
             self.mmap_check.setChecked(saved["use_mmap"])
         if isinstance(saved.get("use_mlock"), bool):
             self.mlock_check.setChecked(saved["use_mlock"])
+        self.format_combo.choose(saved.get("chat_format"))
 
     def load_options(self) -> LoadOptions:
         n = self.gpu_slider.maximum()
@@ -421,6 +427,7 @@ class LoadDialog(QDialog):
             flash_attention=self.flash_combo.currentText(),
             use_mmap=self.mmap_check.isChecked(),
             use_mlock=self.mlock_check.isChecked(),
+            chat_format=self.format_combo.chosen(),
         )
 
     def accept(self) -> None:
