@@ -53,8 +53,16 @@ def test_chat_format_detects_or_is_chosen_and_remembered(arun, tmp_path: Path) -
     argv = LaunchSettings(load=load).to_argv()
     assert argv[argv.index("--chat-format") + 1] == "glm"
 
+    plain = gguf_factory.write_tiny_llama(tmp_path / "plain-F16.gguf")
     again = _dialog(model, store)  # the choice comes back for this model
     try:
+        assert again.format_combo.currentText() == "glm"
+        again.switch_model(plain)  # another model: its own detection, its own choice
+        assert again.format_combo.currentText() == "Detect"
+        arun(arun.wait_until(lambda: again.meta is not None, 30, "the other header"))
+        assert again.format_combo.currentText() == "Detect (hermes)"
+        assert again.load_options().chat_format is None
+        again.switch_model(model)
         assert again.format_combo.currentText() == "glm"
         again.format_combo.setCurrentIndex(0)  # back to detection
         again.accept()

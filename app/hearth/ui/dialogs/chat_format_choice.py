@@ -43,6 +43,11 @@ class ChatFormatCombo(QComboBox):
         self.setItemText(0, detect_label(found))
         return found
 
+    def reset(self) -> None:
+        """Back to "Detect", with nothing detected yet (another model was picked)."""
+        self.setItemText(0, detect_label(None))
+        self.setCurrentIndex(0)
+
     def chosen(self) -> str | None:
         """The chosen format name, or None to detect."""
         data = self.currentData()

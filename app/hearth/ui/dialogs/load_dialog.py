@@ -156,7 +156,7 @@ class LoadDialog(QDialog):
         self.threads_spin.setValue(0)
         self.mmap_check.setChecked(True)
         self.mlock_check.setChecked(False)
-        self.format_combo.choose(None)
+        self.format_combo.reset()
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
