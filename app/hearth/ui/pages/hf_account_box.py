@@ -130,6 +130,8 @@ class HfAccountBox(QGroupBox):
         col.addWidget(self.file_check)
         col.addWidget(self.where)
         self.refresh_task = self._tasks.spawn(self._refresh(), name="hf-account")
+        # A box closed while the keyring or the Hub answers: drop the answer.
+        self.destroyed.connect(lambda _obj=None, tasks=self._tasks: tasks.cancel_all())
 
     # ------------------------------------------------------------------ store
     def secret_store(self) -> SecretStore:
