@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from hearth.ui.chat_view import ChatView
+from hearth.ui.message_card import CardMeta
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import DARK, LIGHT, contrast_ratio
 
@@ -118,8 +119,9 @@ def _render(qtbot: QtBot, qapp: QApplication, theme: str) -> tuple[ChatView, lis
     view.resize(900, 700)
     view.set_can_send(True)
     view.show()
-    view.add_user_turn("Is **this** readable?", 0)
-    view.add_assistant_message(REPLY)
+    view.add_user_turn("Is **this** readable? With `code` too.", 0)
+    meta = CardMeta("tiny-model", (1, 3), "Reasoning, unfolded.", 2.0, reasoning_open=True)
+    view.add_assistant_message(REPLY, index=1, meta=meta)
     view.add_assistant_message("", "stopped")
     view.add_assistant_message("", "Error: something broke", error=True)
     qapp.processEvents()
@@ -138,7 +140,8 @@ def test_every_transcript_colour_meets_aa(qtbot: QtBot, qapp: QApplication, them
     view, runs = _render(qtbot, qapp, theme)
     texts = " ".join(r.text for r in runs)
     for expected in ("A heading", "inline code", "a link", "blockquote", "bullet", "Name",
-                     "beta", "greet", "plain_token", "no language", "indented", "edit",
+                     "beta", "greet", "plain_token", "no language", "indented", "2/3",
+                         "Thought for 2 s", "Reasoning, unfolded", "tiny-model",
                      "[stopped]", "[Error"):  # fmt: skip
         assert expected in texts, f"{expected!r} was not rendered"
     failures = [

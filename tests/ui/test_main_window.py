@@ -74,8 +74,9 @@ async def _open_and_wait_ready(arun, window: MainWindow, model: Path) -> int:
 
 
 def _assistant_text(window: MainWindow) -> str:
+    """The last reply's text as shown (under its heading: the model's name)."""
     text = window.chat_view.transcript_text()
-    _, sep, tail = text.rpartition("Assistant\n")
+    _, sep, tail = text.rpartition(f"{window.supervisor.model_id}\n")
     return tail if sep else ""
 
 

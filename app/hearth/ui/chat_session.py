@@ -15,14 +15,12 @@ import concurrent.futures
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from hearth.chats import (
     AsyncChatStore,
-    ChatStore,
     Conversation,
     MessageStatus,
     ReplyRecorder,
@@ -35,39 +33,21 @@ from hearth.supervisor import (
     WorkerError,
     WorkerUnavailableError,
 )
-from hearth.ui.chat_turns import (
-    ChatSettings,
-    Turn,
-    local_stats,
-    reply_stats,
-    stats_text,
-    title_for,
+from hearth.ui.chat_actions import CardActions
+from hearth.ui.chat_rows import (
+    ConversationRef,
+    NewConversation,
+    TurnState,
+    save_outcome,
+    setup_rows,
 )
+from hearth.ui.chat_turns import ChatSettings, Turn, local_stats, reply_stats, stats_text
 from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
 STOPPED = "stopped"
-
-
-@dataclass
-class _Ref:
-    """The conversation's id, read and set on the store's thread (None: not saved yet)."""
-
-    id: int | None = None
-
-
-@dataclass
-class _TurnState:
-    user: Turn | None
-    reply: Turn
-    ref: _Ref
-    parts: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    first_delta: float | None = None
-    stats: ChatStreamStats | None = None
-    setup: concurrent.futures.Future[object] | None = None
 
 
 class ChatController(QObject):
@@ -77,6 +57,8 @@ class ChatController(QObject):
     """The current conversation changed (opened, created, saved for the first time)."""
     history_changed = Signal()
     """Something in the list of conversations changed (a new one, a new message)."""
+    turn_starting = Signal()
+    """A turn is about to read the settings: pending edits must be handed over now."""
 
     def __init__(
         self,
@@ -99,7 +81,7 @@ class ChatController(QObject):
         self.preset_id: int | None = None
         self.title = ""
         self.last_stats: ChatStreamStats | None = None
-        self._ref = _Ref()
+        self._ref = ConversationRef()
         self._tasks = tasks
         self._task: asyncio.Task[str | None] | None = None
         self._n_ctx: tuple[WorkerClient, int | None] | None = None
@@ -109,6 +91,7 @@ class ChatController(QObject):
         view.edit_requested.connect(self.begin_edit)
         view.theme_changed.connect(self._restyle)
         self._editing: int | None = None
+        self.card_actions = CardActions(self, tasks)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -154,14 +137,21 @@ class ChatController(QObject):
         self.view.add_user_turn(text, len(self.turns) - 1)
         return self._start_turn(user)
 
-    def regenerate(self) -> asyncio.Task[str | None] | None:
-        """Drop the last reply and write it again."""
-        if not self._can_start() or not self.turns or self.turns[-1].role != "assistant":
+    def regenerate(self, index: int | None = None) -> asyncio.Task[str | None] | None:
+        """Write reply ``index`` (the last by default) again. The earlier versions are
+        kept as its variants (< 1/2 >); what followed it is dropped."""
+        if index is None:
+            index = len(self.turns) - 1
+        if not 0 <= index < len(self.turns) or self.turns[index].role != "assistant":
             return None
-        old = self.turns.pop()
-        self._forget_from(old)
-        self._redraw()
-        return self._start_turn(None)
+        if not self._can_start():
+            return None
+        old = self.turns[index]
+        if index + 1 < len(self.turns):
+            self._forget_from(self.turns[index + 1])
+        del self.turns[index:]
+        self.redraw()
+        return self._start_turn(None, variant_of=old)
 
     def begin_edit(self, index: int) -> None:
         """Put user message ``index`` into the input; the next send replaces it."""
@@ -178,7 +168,7 @@ class ChatController(QObject):
             return None
         self._forget_from(self.turns[index])
         del self.turns[index:]
-        self._redraw()
+        self.redraw()
         return self.send(text)
 
     def stop(self) -> None:
@@ -190,6 +180,7 @@ class ChatController(QObject):
         if self.busy or self.supervisor.client is None:
             log.warning("turn ignored: %s", "busy" if self.busy else "no worker")
             return False
+        self.turn_starting.emit()  # e.g. a Max tokens typed a moment ago is handed over
         return True
 
     def _forget_from(self, turn: Turn) -> None:
@@ -204,15 +195,24 @@ class ChatController(QObject):
                 )
             )
 
-    def _start_turn(self, user: Turn | None) -> asyncio.Task[str | None]:
+    def _start_turn(
+        self, user: Turn | None, variant_of: Turn | None = None
+    ) -> asyncio.Task[str | None]:
         reply = Turn("assistant", "", status=MessageStatus.STREAMING)
-        state = _TurnState(user=user, reply=reply, ref=self._ref)
+        reply.model = self.supervisor.model_id
+        if variant_of is not None:
+            reply.variant_index = reply.variant_count = variant_of.variant_count
+            reply.variant_count += 1
+        state = TurnState(user=user, reply=reply, ref=self._ref, variant_of=variant_of)
         messages = self.request_messages()
         self.turns.append(reply)
         if self.db is not None:
-            state.setup = self.db.submit(lambda s: self._setup_rows(s, state))
+            new = NewConversation(
+                self.supervisor.model_id, self.system_prompt, self.sampling, self.preset_id
+            )
+            state.setup = self.db.submit(lambda s: setup_rows(s, state, new))
         self.view.set_editing(None)
-        self.view.begin_assistant_turn()
+        self.view.begin_assistant_turn(len(self.turns) - 1, reply.meta())
         self.view.set_generating(True)
         task = self._tasks.spawn(self._stream_reply(state, messages), name="chat-turn")
         # A done-callback, not a `finally`: it also runs if Stop comes before the task
@@ -221,25 +221,7 @@ class ChatController(QObject):
         self._task = task
         return task
 
-    def _setup_rows(self, store: ChatStore, state: _TurnState) -> None:
-        """On the store's thread: the conversation (if new), the user row, the reply row."""
-        if state.ref.id is None:
-            first = state.user.content if state.user else "New chat"
-            conv = store.create_conversation(
-                title_for(first),
-                model=self.supervisor.model_id,
-                system_prompt=self.system_prompt,
-                sampling=self.sampling,
-                preset_id=self.preset_id,
-            )
-            state.ref.id = conv.id
-        if state.user is not None:
-            state.user.id = store.add_message(state.ref.id, "user", state.user.content).id
-        state.reply.id = store.add_message(
-            state.ref.id, "assistant", "", MessageStatus.STREAMING
-        ).id
-
-    async def _stream_reply(self, state: _TurnState, messages: list[dict[str, str]]) -> str | None:
+    async def _stream_reply(self, state: TurnState, messages: list[dict[str, str]]) -> str | None:
         """Stream into the view and the store; returns an error message or None."""
         client = self.supervisor.client
         if client is None:
@@ -276,15 +258,36 @@ class ChatController(QObject):
                 if isinstance(event, str):
                     if state.first_delta is None:
                         state.first_delta = time.monotonic()
-                    state.parts.append(event)
-                    self.view.append_delta(event)
-                    if recorder is not None:
-                        recorder.append(event)
+                    state.deltas += 1
+                    answer = state.think.feed(event)
+                    if answer:
+                        self._answer(state, answer, recorder)
+                    elif state.deltas == 1 and state.think.thinking:
+                        self.view.set_stats("Thinking…")
                 else:
                     state.stats = event
         if self._n_ctx is None or self._n_ctx[0] is not client:
             self._n_ctx = (client, await self._context_size(client))
         return None
+
+    def _answer(self, state: TurnState, text: str, recorder: ReplyRecorder | None) -> None:
+        """Text of the answer: shown (below the reasoning's fold) and recorded."""
+        if not state.parts:
+            self._show_reasoning(state)
+        state.parts.append(text)
+        self.view.append_delta(text)
+        if recorder is not None:
+            recorder.append(text)
+
+    def _show_reasoning(self, state: TurnState) -> None:
+        if state.reasoning_shown or not state.think.reasoning:
+            return
+        state.reasoning_shown = True
+        reply = state.reply
+        reply.reasoning = state.think.reasoning
+        seconds = state.think.seconds
+        reply.reasoning_ms = seconds * 1000 if seconds is not None else None
+        self.view.show_reasoning(reply.meta())
 
     @staticmethod
     async def _context_size(client: WorkerClient) -> int | None:
@@ -295,7 +298,7 @@ class ChatController(QObject):
             return None
         return metas[0].n_ctx if metas else None
 
-    def _finish_turn(self, task: asyncio.Task[str | None], state: _TurnState) -> None:
+    def _finish_turn(self, task: asyncio.Task[str | None], state: TurnState) -> None:
         status, detail = MessageStatus.COMPLETE, None
         if task.cancelled():
             outcome, note = "stopped", STOPPED
@@ -311,23 +314,32 @@ class ChatController(QObject):
         else:
             outcome, note = "done", None
         reply = state.reply
+        tail = state.think.finish()
+        if tail:
+            self._answer(state, tail, None)
+        self._show_reasoning(state)  # stopped while thinking: the fold, with no answer
+        reply.reasoning = state.think.reasoning
         reply.content = "".join(state.parts)
         reply.status, reply.detail = status, detail
         reply.stats = reply_stats(state.stats)
-        if reply.stats is None and state.parts:  # stopped: no summary came, measure here
+        if reply.stats is None and state.deltas:  # stopped: no summary came, measure here
             reply.stats = local_stats(
-                len(state.parts), state.started, state.first_delta, time.monotonic()
+                state.deltas, state.started, state.first_delta, time.monotonic()
             )
-        dropped = not reply.content and outcome != "done"
+        dropped = not reply.content and not reply.reasoning and outcome != "done"
         if dropped:
             # Nothing came back: drop the question so roles keep alternating, and give
             # the text back to the input for another try.
             self.turns.remove(reply)
+            if state.variant_of is not None:
+                self.turns.append(state.variant_of)  # the reply it was to replace
             if state.user is not None and state.user in self.turns:
                 self.turns.remove(state.user)
                 if not self.view.input.toPlainText():
                     self.view.input.setPlainText(state.user.content)
         self.view.end_assistant_turn(note, error=outcome == "error")
+        if dropped and state.variant_of is not None:
+            self.redraw()
         self.view.set_generating(False)
         self.view.set_can_regenerate(bool(self.turns) and self.turns[-1].role == "assistant")
         self.last_stats = state.stats
@@ -339,22 +351,8 @@ class ChatController(QObject):
         saved = None
         if self.db is not None and state.setup is not None:
             first = state.user if dropped and state.user is not None else reply
-            saved = self.db.submit(lambda s: self._save_outcome(s, state, first, dropped))
+            saved = self.db.submit(lambda s: save_outcome(s, state, first, dropped))
         self._tasks.spawn(self._announce(outcome, saved), name="chat-saved")
-
-    @staticmethod
-    def _save_outcome(store: ChatStore, state: _TurnState, first: Turn, dropped: bool) -> None:
-        """On the store's thread, after the setup job: finalize (or drop) the rows."""
-        reply_id = state.reply.id
-        if state.ref.id is None or reply_id is None:
-            return
-        if dropped and first.id is not None:
-            store.delete_messages_from(state.ref.id, first.id)
-            return
-        reply = state.reply
-        store.finish_message(
-            reply_id, reply.content, reply.status, detail=reply.detail, stats=reply.stats
-        )
 
     async def _announce(
         self, outcome: str, saved: concurrent.futures.Future[object] | None
@@ -370,7 +368,7 @@ class ChatController(QObject):
     def new_chat(self) -> None:
         """Start an empty conversation (saved when its first message is sent)."""
         self.stop()
-        self._ref = _Ref()
+        self._ref = ConversationRef()
         self.turns = []
         self.title = ""
         self._editing = None
@@ -387,16 +385,12 @@ class ChatController(QObject):
         conv, messages = await self.db.run(
             lambda s: (s.conversation(conversation_id), s.messages(conversation_id))
         )
-        self._ref = _Ref(conversation_id)
+        self._ref = ConversationRef(conversation_id)
         self.apply_conversation(conv)
-        self.turns = [
-            Turn(m.role, m.content, m.id, m.status, m.detail, m.stats)
-            for m in messages
-            if m.role != "system"
-        ]
+        self.turns = [Turn.from_message(m) for m in messages if m.role != "system"]
         self._editing = None
         self.view.set_editing(None)
-        self._redraw()
+        self.redraw()
         last = self.turns[-1] if self.turns else None
         self.view.set_can_regenerate(last is not None and last.role == "assistant")
         n_ctx = self._n_ctx[1] if self._n_ctx else None
@@ -436,10 +430,11 @@ class ChatController(QObject):
         if self.busy or not self.turns:
             return
         stats = self.view.stats_label.text()
-        self._redraw()
+        self.redraw()
         self.view.set_stats(stats)
 
-    def _redraw(self) -> None:
+    def redraw(self) -> None:
+        """Draw the conversation again from the turns (after a change not streamed)."""
         self.view.clear_transcript()
         for index, turn in enumerate(self.turns):
             if turn.role == "user":
@@ -449,5 +444,9 @@ class ChatController(QObject):
             if turn.status is not MessageStatus.COMPLETE:
                 note = f"{turn.status.value}: {turn.detail}" if turn.detail else turn.status.value
             self.view.add_assistant_message(
-                turn.content, note, error=turn.status is MessageStatus.ERROR
+                turn.content,
+                note,
+                error=turn.status is MessageStatus.ERROR,
+                index=index,
+                meta=turn.meta(),
             )

@@ -115,6 +115,7 @@ class ChatSettingsPanel(QWidget):
         self.preset_box.activated.connect(self._preset_chosen)
         self.save_preset_button.clicked.connect(self._ask_save_preset)
         chat.conversation_changed.connect(self.show_chat)
+        chat.turn_starting.connect(self.commit_pending)
 
     # ------------------------------------------------------------------ values
     def sampling(self) -> SamplingSettings:
@@ -159,6 +160,15 @@ class ChatSettingsPanel(QWidget):
             self.system_prompt.toPlainText(), self.sampling(), preset if preset else None
         )
         self.changed.emit()
+
+    def commit_pending(self) -> None:
+        """A turn starts: what was typed counts now. A spin box parses its text only on
+        Enter or focus-out, and the save timer waits a moment; neither may win over an
+        immediate Regenerate."""
+        for box in self.fields.values():
+            box.interpretText()
+        if self._save_timer.isActive():
+            self.commit()
 
     # ------------------------------------------------------------------ presets
     def load_presets(self) -> asyncio.Task[None]:

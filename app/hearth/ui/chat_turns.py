@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hearth.chats import MessageStatus, ReplyStats, SamplingSettings
+from hearth.chats import Message, MessageStatus, ReplyStats, SamplingSettings
 from hearth.supervisor import ChatStreamStats
+from hearth.ui.message_card import CardMeta
 
 TITLE_CHARS = 60
 
@@ -33,6 +34,39 @@ class Turn:
     status: MessageStatus = MessageStatus.COMPLETE
     detail: str | None = None
     stats: ReplyStats | None = None
+    model: str | None = None  # who wrote the reply
+    reasoning: str = ""
+    reasoning_ms: float | None = None
+    variant_index: int = 0  # among the reply's regenerations
+    variant_count: int = 1
+    reasoning_open: bool = False  # the fold, as the user left it (not saved)
+
+    def meta(self) -> CardMeta:
+        """What the reply's card shows besides its text."""
+        seconds = self.reasoning_ms / 1000 if self.reasoning_ms is not None else None
+        return CardMeta(
+            model=self.model,
+            variant=(self.variant_index, self.variant_count),
+            reasoning=self.reasoning,
+            reasoning_s=seconds,
+            reasoning_open=self.reasoning_open,
+        )
+
+    @classmethod
+    def from_message(cls, m: Message) -> Turn:
+        return cls(
+            m.role,
+            m.content,
+            m.id,
+            m.status,
+            m.detail,
+            m.stats,
+            m.model,
+            m.reasoning,
+            m.reasoning_ms,
+            m.variant_index,
+            m.variant_count,
+        )
 
 
 def title_for(text: str) -> str:

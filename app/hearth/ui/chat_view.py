@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
+    QCursor,
     QDesktopServices,
-    QFont,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
@@ -37,6 +37,16 @@ from PySide6.QtWidgets import (
 
 from hearth.ui.empty_state import chat_empty_state
 from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
+from hearth.ui.message_card import (
+    CARD_SCHEME,
+    Card,
+    CardIndex,
+    CardMeta,
+    MessageActions,
+    draw_heading,
+    draw_reasoning,
+    tint_blocks,
+)
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE, Tokens
@@ -44,8 +54,6 @@ from hearth.ui.style.tokens import SPACE, Tokens
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_MS = 16
-ROLE_TITLES = {"user": "You", "assistant": "Assistant", "system": "System"}
-EDIT_SCHEME = "edit:"
 READING_WIDTH = 760  # px of text per line at most; wider windows get side margins
 
 
@@ -68,7 +76,10 @@ class ChatView(QWidget):
     stop_requested = Signal()
     regenerate_requested = Signal()
     edit_requested = Signal(int)
-    """A user message's "edit" link was clicked; carries its index in the conversation."""
+    """A user message's Edit was clicked; carries its index in the conversation."""
+    message_action = Signal(str, int)
+    """A card's action: copy, edit, regenerate, delete, prev, next or think (the
+    reasoning fold), with the message's index in the conversation."""
     transcript_updated = Signal()
     """Emitted after each repaint of the transcript (one per coalesced flush)."""
     load_model_requested = Signal()
@@ -96,6 +107,12 @@ class ChatView(QWidget):
             self.load_model_requested.emit, self.recommended_requested.emit, self
         )
         self.code_blocks: list[list[str]] = []
+        self.cards = CardIndex()
+        self.card_actions = MessageActions(self.tokens, self.transcript.viewport())
+        self.card_actions.triggered.connect(self._card_action)
+        self.transcript.viewport().setMouseTracking(True)
+        self.transcript.viewport().installEventFilter(self)
+        self.transcript.verticalScrollBar().valueChanged.connect(self.card_actions.hide)
         self.stats_label = QLabel(self)
         self.stats_label.setObjectName("chatStats")
         self.stats_label.setAccessibleName("Reply statistics")
@@ -201,6 +218,7 @@ class ChatView(QWidget):
             if tokens is not self.tokens:
                 self.tokens = tokens
                 prepare_document(self.transcript.document(), tokens)
+                self.card_actions.set_tokens(tokens)
                 self._refresh_icons()
                 self.theme_changed.emit()
         super().changeEvent(event)
@@ -281,42 +299,44 @@ class ChatView(QWidget):
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    def _heading(self, role: str, index: int | None) -> None:
+    def _card(self, role: str, index: int | None, meta: CardMeta) -> int:
+        """Start a card at the end: its heading, then an empty block for the body.
+        Returns where the card starts."""
         cursor = self._end()
-        heading = QTextCharFormat()
-        heading.setFontWeight(QFont.Weight.Bold)
-        block = QTextBlockFormat()
-        if not self.transcript.document().isEmpty():
-            block.setTopMargin(14)
-            cursor.insertBlock(block, heading)
-        else:
-            cursor.setBlockFormat(block)
-        cursor.insertText(ROLE_TITLES.get(role, role), heading)
-        if role == "user" and index is not None:
-            link = QTextCharFormat()
-            link.setAnchor(True)
-            link.setAnchorHref(f"{EDIT_SCHEME}{index}")
-            link.setForeground(QColor(self.tokens.accent))
-            link.setFontPointSize(max(heading.font().pointSizeF() - 1, 7))
-            cursor.insertText("   ", QTextCharFormat())
-            cursor.insertText("edit", link)
+        start = cursor.position() + (0 if self.transcript.document().isEmpty() else 1)
+        n = index if index is not None else len(self.cards)
+        draw_heading(cursor, self.tokens, role, n, meta)
+        self.cards.add(Card(n, role, start))
+        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
+        return start
 
     def add_user_turn(self, text: str, index: int | None = None) -> None:
+        """The user's message, as markdown, on the bubble's tint."""
         follow = self._following()
-        self._heading("user", index)
-        cursor = self._end()
-        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-        cursor.insertText(text, QTextCharFormat())
+        start = self._card("user", index, CardMeta())
+        writer = MarkdownWriter(
+            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
+        )
+        writer.set_text(text)
+        tint_blocks(self._end(), start, self.tokens)
         if follow:
             self._scroll_to_end()
         self.transcript_updated.emit()
 
     def add_assistant_message(
-        self, text: str, note: str | None = None, *, error: bool = False
+        self,
+        text: str,
+        note: str | None = None,
+        *,
+        error: bool = False,
+        index: int | None = None,
+        meta: CardMeta | None = None,
     ) -> None:
         """A finished reply from the history, drawn at once."""
-        self._heading("assistant", None)
-        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
+        meta = meta or CardMeta()
+        self._card("assistant", index, meta)
+        if meta.reasoning:
+            draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
         writer = MarkdownWriter(
             self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
         )
@@ -325,15 +345,22 @@ class ChatView(QWidget):
             self._note(note, error=error, separate=bool(text))
         self.transcript_updated.emit()
 
-    def begin_assistant_turn(self) -> None:
+    def begin_assistant_turn(self, index: int | None = None, meta: CardMeta | None = None) -> None:
         self.flush()
         self.streamed_chars = 0
-        self._heading("assistant", None)
-        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())  # the reply goes here
+        self._card("assistant", index, meta or CardMeta())  # the reply goes in its body
         self._writer = MarkdownWriter(
             self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
         )
         self._scroll_to_end()
+        self.transcript_updated.emit()
+
+    def show_reasoning(self, meta: CardMeta) -> None:
+        """The streaming reply finished thinking: its fold goes above the answer (call
+        before the answer's first delta)."""
+        if self._writer is None or self.streamed_chars or self._writer.has_pending:
+            return
+        draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
         self.transcript_updated.emit()
 
     def append_delta(self, text: str) -> None:
@@ -381,6 +408,8 @@ class ChatView(QWidget):
     def clear_transcript(self) -> None:
         self._writer = None
         self.code_blocks.clear()
+        self.cards.clear()
+        self.card_actions.hide()
         self.transcript.clear()
         self.stats_label.clear()
         self.transcript_updated.emit()
@@ -399,9 +428,43 @@ class ChatView(QWidget):
         href = url.toString()
         if href.startswith(COPY_SCHEME):
             self.copy_code(int(href[len(COPY_SCHEME) :]))
-        elif href.startswith(EDIT_SCHEME):
-            self.edit_requested.emit(int(href[len(EDIT_SCHEME) :]))
+        elif href.startswith(CARD_SCHEME):
+            kind, _, index = href[len(CARD_SCHEME) :].partition(":")
+            self._card_action(kind, int(index))
         elif url.scheme() in ("http", "https"):
             QDesktopServices.openUrl(url)
         else:
             log.info("ignored link %s", href)
+
+    # ------------------------------------------------------------------ cards
+    def _card_action(self, kind: str, index: int) -> None:
+        if kind == "edit":
+            self.edit_requested.emit(index)
+        self.message_action.emit(kind, index)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        """Hover over the transcript: the actions of the card under the mouse."""
+        if watched is self.transcript.viewport():
+            kind = event.type()
+            if kind == QEvent.Type.MouseMove:
+                self.hover(self.transcript.viewport().mapFromGlobal(QCursor.pos()))
+            elif kind == QEvent.Type.Leave:
+                inside = self.card_actions.geometry().contains(
+                    self.transcript.viewport().mapFromGlobal(QCursor.pos())
+                )
+                if not inside:
+                    self.card_actions.hide()
+        return super().eventFilter(watched, event)
+
+    def hover(self, pos: QPoint) -> Card | None:
+        """Show the actions of the card at viewport position ``pos``; that card."""
+        card = self.cards.at(self.transcript.cursorForPosition(pos).position())
+        streaming = self._generating and card is self.cards.last()
+        if card is None or streaming:
+            self.card_actions.hide()
+            return None
+        doc = self.transcript.document()
+        rect = doc.documentLayout().blockBoundingRect(doc.findBlock(card.start))
+        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + 8
+        self.card_actions.show_for(card, top, self.transcript.viewport().width() - 4)
+        return card

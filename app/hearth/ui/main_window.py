@@ -19,12 +19,8 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QFileDialog,
-    QFrame,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -38,8 +34,6 @@ from hearth.supervisor import (
     ModelLoadError,
     Supervisor,
     SupervisorError,
-    WorkerState,
-    WorkerStatus,
 )
 from hearth.ui.chat_panels import ChatPanels
 from hearth.ui.chat_session import ChatController
@@ -48,6 +42,7 @@ from hearth.ui.chat_sidebar import ChatSidebar
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
 from hearth.ui.crash_recovery import CrashRecovery
+from hearth.ui.model_picker import ModelBar, ModelPicker
 from hearth.ui.page_rail import PageRail
 from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.downloads import DownloadsPage
@@ -58,6 +53,7 @@ from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import Tokens
 from hearth.ui.tasks import TaskSet
 from hearth.ui.window_extras import WindowExtras
+from hearth.ui.window_status import WindowStatus
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +90,6 @@ class MainWindow(QMainWindow):
         self._really_close = False
         self._closed_emitted = False
         self._bridge = _StatusBridge(self)
-        self._bridge.changed.connect(self._show_status)
         self.supervisor = Supervisor(
             on_status=self._bridge.changed.emit, log_dir=log_dir, start_timeout=start_timeout
         )
@@ -111,7 +106,10 @@ class MainWindow(QMainWindow):
         )
         self.sidebar = ChatSidebar(self.chats_db, self.chat, self._tasks, self)
         self.settings_panel = ChatSettingsPanel(self.chats_db, self.chat, self._tasks, self)
-        self._build_banner()
+        self.status_view = WindowStatus(self, self._tasks)  # banner, status bar, meter
+        self.banner, self.banner_label = self.status_view.banner, self.status_view.banner_label
+        self.restart_button = self.status_view.restart_button
+        self.status_label, self.progress_bar = self.status_view.label, self.status_view.progress_bar
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -123,17 +121,21 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.settings_panel)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([240, 700, 260])
+        # An explicit minimum: the side panels' widths must not hold the window wide
+        # (under ~1000 px they fold, see ChatPanels; a resize comes before that).
+        self.splitter.setMinimumWidth(400)
         layout.addWidget(self.splitter, 1)
         self._build_pages(central)
         self._build_actions()
-        self._build_status_bar()
         self.extras.install()
+        self.status_view.install()
+        self._bridge.changed.connect(self.status_view.show)
         self.chat_view.load_model_requested.connect(self._empty_load)
         self.chat_view.recommended_requested.connect(self.extras.show_first_run)
         self.chat_view.empty_changed.connect(self.panels.set_empty)
         self.panels.set_empty(self.chat_view.showing_empty_state)
         self.refresh_icons()
-        self._show_status(self.supervisor.status)
+        self.status_view.show(self.supervisor.status)
         QTimer.singleShot(0, self._load_history)
 
     def _load_history(self) -> None:
@@ -145,12 +147,18 @@ class MainWindow(QMainWindow):
         """A navigation list on the left; the pages (Chat first) in a stack."""
         self.pages = QStackedWidget(self)
         self.nav = PageRail(self.pages, self.tokens, self)
+        self.model_bar = ModelBar(self.tokens, self)  # the model picker, on every page
         shell = QWidget(self)
         row = QHBoxLayout(shell)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(self.nav)
-        row.addWidget(self.pages, 1)
+        column = QVBoxLayout()
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.model_bar)
+        column.addWidget(self.pages, 1)
+        row.addLayout(column, 1)
         self.setCentralWidget(shell)
         self.add_page("Chat", chat_page)
         self.discover_page = DiscoverPage(self.services, self._tasks, self, store=self.extras.store)
@@ -158,6 +166,10 @@ class MainWindow(QMainWindow):
         self.library_page = LibraryPage(
             self.services, self._tasks, self, speed=self.discover_page.speed
         )
+        self.model_picker = ModelPicker(self.services, self.discover_page.speed, self._tasks, self)
+        self.model_picker.chosen.connect(self._load_from_library)
+        self.model_bar.pick_requested.connect(self.open_model_picker)
+        self.model_bar.eject_requested.connect(self.extras.eject)
         self.add_page("Discover", self.discover_page)
         self.add_page("Downloads", self.downloads_page)
         self.add_page("Library", self.library_page)
@@ -206,6 +218,7 @@ class MainWindow(QMainWindow):
         """Icons are tinted for the theme: (re)make them for the current one."""
         t = self.tokens
         self.nav.set_tokens(t)
+        self.model_bar.set_tokens(t)
         actions = {
             "open": self.open_action,
             "new_chat": self.new_chat_action,
@@ -226,6 +239,10 @@ class MainWindow(QMainWindow):
             self.extras.load_current()
         else:
             self.show_page("Library")
+
+    def open_model_picker(self) -> asyncio.Task[None]:
+        """Ctrl+L, or the top bar: the searchable list of your models."""
+        return self.model_picker.open_list()
 
     def _start_pages(self) -> None:
         if not self.services.closed:  # unfinished downloads from the last run, paused
@@ -269,63 +286,6 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.chats_action)
         toolbar.addAction(self.settings_action)
         self.addAction(self.search_action)  # Ctrl+K works wherever the focus is
-
-    def _build_banner(self) -> None:
-        self.banner = QFrame(self)
-        self.banner.setObjectName("workerBanner")
-        self.banner.setFrameShape(QFrame.Shape.StyledPanel)  # coloured by style/qss.py
-        self.banner_label = QLabel(self.banner)
-        self.banner_label.setWordWrap(True)
-        self.restart_button = QPushButton("Restart", self.banner)
-        self.restart_button.setObjectName("restartButton")
-        self.restart_button.clicked.connect(self.restart_worker)
-        row = QHBoxLayout(self.banner)
-        row.addWidget(self.banner_label, 1)
-        row.addWidget(self.restart_button)
-        self.banner.hide()
-
-    def _build_status_bar(self) -> None:
-        self.status_label = QLabel(self)
-        self.status_label.setObjectName("workerStatus")
-        self.progress_bar = QProgressBar(self)
-        self.progress_bar.setRange(0, 100)
-        self.progress_bar.setMaximumWidth(160)
-        self.progress_bar.hide()
-        self.statusBar().addWidget(self.status_label, 1)
-        self.statusBar().addPermanentWidget(self.progress_bar)
-
-    # ------------------------------------------------------------------ status
-    def _show_status(self, status: WorkerStatus) -> None:
-        state = status.state
-        text = {
-            WorkerState.STOPPED: "No model loaded",
-            WorkerState.STARTING: f"Starting worker for {status.model}…",
-            WorkerState.LOADING: "Loading model…",
-            WorkerState.READY: f"Ready: {status.model}",
-            WorkerState.CRASHED: "The model worker crashed",
-            WorkerState.ERROR: "Could not load the model",
-        }[state]
-        if state is WorkerState.LOADING and status.progress is not None:
-            pct = round(status.progress * 100)
-            text = f"Loading model… {pct}%"
-            self.progress_bar.setValue(pct)
-        self.progress_bar.setVisible(state is WorkerState.LOADING)
-        self.status_label.setText(text)
-        self.chat_view.set_can_send(state is WorkerState.READY)
-        self.extras.status_changed(status)
-        note = self.recovery.on_status(state)
-        if state in (WorkerState.CRASHED, WorkerState.ERROR):
-            message = self.extras.plain_error(status) or text
-            self.banner_label.setText(f"{message.rstrip('.')}. {note}" if note else message)
-            self.restart_button.setText("Restart" if state is WorkerState.CRASHED else "Retry")
-            self.restart_button.show()  # during the short wait: restart now
-            self.banner.show()
-        elif note:  # coming back after a crash: say so until the model is ready
-            self.banner_label.setText(f"The model worker crashed. {note}")
-            self.restart_button.hide()
-            self.banner.show()
-        else:
-            self.banner.hide()
 
     # ------------------------------------------------------------------ model
     def choose_model(self) -> None:

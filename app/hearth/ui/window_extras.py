@@ -1,7 +1,7 @@
 """The main window's model-loading, server, settings and first-run parts.
 
 Kept out of ``main_window.py`` so that file only wires them in: the Load dialog
-(Ctrl+L, and "Open model…" goes through it), load Cancel and Eject, the Server and
+("Open model…" and the model picker, Ctrl+L, go through it), load Cancel and Eject, the Server and
 Settings pages (Ctrl+, shows Settings), Help > Welcome (the first-run window, shown
 once on first start), and the window's geometry and splitter sizes saved in Settings.
 """
@@ -52,8 +52,8 @@ class WindowExtras(QObject):
 
         self.load_action = QAction("&Load model…", w)
         self.load_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.load_action.setToolTip("Choose how to load a model (GPU layers, context…)")
-        self.load_action.triggered.connect(self.load_current)
+        self.load_action.setToolTip("Choose a model to load (Ctrl+L)")
+        self.load_action.triggered.connect(w.open_model_picker)
         self.eject_action = QAction("&Eject model", w)
         self.eject_action.setShortcut(QKeySequence("Ctrl+E"))
         self.eject_action.setToolTip("Unload the model and stop its worker")

@@ -34,6 +34,10 @@ NAMES = {
     "disk": "mdi6.harddisk",
     "search": "mdi6.magnify",
     "network": "mdi6.lan-connect",
+    "copy": "mdi6.content-copy",
+    "edit": "mdi6.pencil-outline",
+    "delete": "mdi6.delete-outline",
+    "model": "mdi6.cube-outline",
 }
 
 

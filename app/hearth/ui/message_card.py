@@ -1,0 +1,226 @@
+"""Message cards in the transcript: a heading per message, the user's tinted bubble,
+reasoning folded above a reply, and the actions shown on hover.
+
+The transcript stays one ``QTextBrowser`` (streaming draws only the new tail, see
+``md_render``), so a card is a run of blocks: a heading line (who wrote it: "You",
+or the model's name; the "< 2/3 >" variant switcher), then the message. ``CardIndex``
+remembers where each card starts, so a mouse position maps to a message, and
+``MessageActions`` (Copy, Edit, Regenerate, Delete) floats over the hovered card.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import logging
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
+
+from hearth.ui.style.icons import icon
+from hearth.ui.style.tokens import Tokens
+
+log = logging.getLogger(__name__)
+
+CARD_SCHEME = "msg:"  # msg:prev:N, msg:next:N (variants), msg:think:N (fold)
+PREV, NEXT = "\u2039", "\u203a"  # the variant switcher's arrows
+CARD_GAP = 16  # px above each card
+BUBBLE_MARGIN = 10  # px of tint left and right of the user's text
+ACTIONS = ("copy", "edit", "regenerate", "delete")
+ACTION_TIPS = {
+    "copy": "Copy the message",
+    "edit": "Edit and resend",
+    "regenerate": "Write this reply again (the others are kept)",
+    "delete": "Delete the message",
+}
+
+
+@dataclass(frozen=True)
+class CardMeta:
+    """What a reply's heading shows besides the text."""
+
+    model: str | None = None
+    variant: tuple[int, int] = (0, 1)  # (index, count) among regenerations
+    reasoning: str = ""
+    reasoning_s: float | None = None
+    reasoning_open: bool = False
+
+
+@dataclass(frozen=True)
+class Card:
+    index: int  # the message's place in the conversation
+    role: str
+    start: int  # document position where its heading begins
+
+
+class CardIndex:
+    """Where each card starts in the document; appended in order, so bisectable."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._cards: list[Card] = []
+
+    def clear(self) -> None:
+        self._starts.clear()
+        self._cards.clear()
+
+    def add(self, card: Card) -> None:
+        self._starts.append(card.start)
+        self._cards.append(card)
+
+    def at(self, position: int) -> Card | None:
+        """The card that holds document ``position`` (None before the first)."""
+        i = bisect.bisect_right(self._starts, position) - 1
+        return self._cards[i] if i >= 0 else None
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    def last(self) -> Card | None:
+        return self._cards[-1] if self._cards else None
+
+    def last_index(self) -> int:
+        return self._cards[-1].index if self._cards else 0
+
+
+def _char(t: Tokens, *, bold: bool = False, muted: bool = False) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(t.text_muted if muted else t.text))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    return fmt
+
+
+def _link(t: Tokens, href: str) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setAnchor(True)
+    fmt.setAnchorHref(href)
+    fmt.setForeground(QColor(t.accent))
+    return fmt
+
+
+def draw_heading(cursor: QTextCursor, t: Tokens, role: str, index: int, meta: CardMeta) -> None:
+    """The card's first line at ``cursor`` (the document's end): who, and the variants."""
+    block = QTextBlockFormat()
+    block.setTopMargin(CARD_GAP)
+    if cursor.document().isEmpty():
+        cursor.setBlockFormat(block)
+    else:
+        cursor.insertBlock(block, QTextCharFormat())
+    who = "You" if role == "user" else (meta.model or "Assistant")
+    cursor.insertText(who, _char(t, bold=True))
+    at, count = meta.variant
+    if role == "assistant" and count > 1:
+        cursor.insertText("    ", QTextCharFormat())
+        if at > 0:
+            cursor.insertText(PREV, _link(t, f"{CARD_SCHEME}prev:{index}"))
+        else:
+            cursor.insertText(PREV, _char(t, muted=True))
+        cursor.insertText(f" {at + 1}/{count} ", _char(t, muted=True))
+        if at < count - 1:
+            cursor.insertText(NEXT, _link(t, f"{CARD_SCHEME}next:{index}"))
+        else:
+            cursor.insertText(NEXT, _char(t, muted=True))
+
+
+def thought_label(seconds: float | None) -> str:
+    if seconds is None:
+        return "Thoughts"
+    whole = max(1, round(seconds))
+    return f"Thought for {whole} s"
+
+
+def draw_reasoning(cursor: QTextCursor, t: Tokens, index: int, meta: CardMeta) -> None:
+    """The fold above a reply: "▸ Thought for N s" (a link), and the text when open.
+
+    ``cursor`` is in the card's empty body block; an empty block follows for the reply.
+    """
+    arrow = "▾" if meta.reasoning_open else "▸"
+    fmt = _link(t, f"{CARD_SCHEME}think:{index}")
+    cursor.insertText(f"{arrow} {thought_label(meta.reasoning_s)}", fmt)
+    body = QTextBlockFormat()
+    body.setLeftMargin(14)
+    text = QTextCharFormat()
+    text.setForeground(QColor(t.quote_text))
+    text.setFontItalic(True)
+    if meta.reasoning_open:
+        for line in meta.reasoning.strip().splitlines() or [""]:
+            cursor.insertBlock(body, text)
+            cursor.insertText(line, text)
+    cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+
+
+def tint_blocks(cursor: QTextCursor, start: int, t: Tokens) -> None:
+    """Give the blocks from ``start`` to the end the user's bubble tint (code blocks,
+    which have their own background, keep it)."""
+    doc = cursor.document()
+    block = doc.findBlock(start)
+    while block.isValid():
+        fmt = block.blockFormat()
+        if not fmt.hasProperty(QTextBlockFormat.Property.BackgroundBrush):
+            tinted = QTextBlockFormat()
+            tinted.setBackground(QColor(t.surface_alt))
+            tinted.setLeftMargin(fmt.leftMargin() + BUBBLE_MARGIN)
+            tinted.setRightMargin(fmt.rightMargin() + BUBBLE_MARGIN)
+            c = QTextCursor(block)
+            c.mergeBlockFormat(tinted)
+        block = block.next()
+
+
+def plain_text(text: str) -> str:
+    """Escaped text with line breaks kept (a note, a user message in plain mode)."""
+    return html.escape(text).replace("\n", "<br>")
+
+
+class MessageActions(QFrame):
+    """The hover toolbar of a card: Copy, Edit (yours), Regenerate (replies), Delete."""
+
+    triggered = Signal(str, int)
+    """(action, message index) when one of the buttons is clicked."""
+
+    def __init__(self, tokens: Tokens, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageActions")
+        self.card: Card | None = None
+        self.buttons: dict[str, QToolButton] = {}
+        row = QHBoxLayout(self)
+        row.setContentsMargins(2, 2, 2, 2)
+        row.setSpacing(0)
+        for kind in ACTIONS:
+            button = QToolButton(self)
+            button.setObjectName(f"{kind}MessageButton")
+            button.setToolTip(ACTION_TIPS[kind])
+            button.setAccessibleName(kind.capitalize())
+            button.setIconSize(QSize(16, 16))
+            button.setAutoRaise(True)
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.clicked.connect(lambda _c=False, k=kind: self._clicked(k))
+            row.addWidget(button)
+            self.buttons[kind] = button
+        self.set_tokens(tokens)
+        self.hide()
+
+    def set_tokens(self, t: Tokens) -> None:
+        self.setStyleSheet(
+            f"QFrame#messageActions {{ background: {t.surface}; border: 1px solid {t.border};"
+            f" border-radius: 6px; }}"
+            f" QToolButton:hover {{ background: {t.surface_alt}; }}"
+        )
+        for kind, button in self.buttons.items():
+            button.setIcon(icon(kind, t, color=t.text_muted))
+
+    def show_for(self, card: Card, top: int, right: int) -> None:
+        """Float over ``card``, its top-right corner at (``right``, ``top``)."""
+        self.card = card
+        self.buttons["edit"].setVisible(card.role == "user")
+        self.buttons["regenerate"].setVisible(card.role == "assistant")
+        self.adjustSize()
+        self.move(max(0, right - self.width()), max(0, top))
+        self.show()
+        self.raise_()
+
+    def _clicked(self, kind: str) -> None:
+        if self.card is not None:
+            self.triggered.emit(kind, self.card.index)

@@ -1,0 +1,250 @@
+"""The model picker: the top bar's loaded model (status, memory) with Eject, and the
+searchable list of library models with fit chips it opens (Ctrl+L).
+
+Choosing a model asks for the Load dialog (``chosen``), as Library's Load does. The
+list is read off the Qt thread (``Library.models()`` scans files), then each model's
+fit for this machine is judged from its header, also on a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.core.units import format_bytes
+from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
+from hearth.hardware.probe import SystemMemory
+from hearth.hardware.speed import active_fraction
+from hearth.library import LocalModel
+from hearth.supervisor import WorkerState, WorkerStatus
+from hearth.ui.fit_chip import FitChip, chip_for_estimate
+from hearth.ui.machine_speed import MachineSpeed
+from hearth.ui.pages.services import AppServices
+from hearth.ui.style.icons import icon
+from hearth.ui.style.tokens import SPACE, Tokens
+from hearth.ui.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+FIT_CONTEXT = 4096  # as Library's chips: a load at this context (or the trained one)
+STATE_WORDS = {
+    WorkerState.STOPPED: "No model loaded",
+    WorkerState.STARTING: "Starting",
+    WorkerState.LOADING: "Loading",
+    WorkerState.READY: "Ready",
+    WorkerState.CRASHED: "Crashed",
+    WorkerState.ERROR: "Could not load",
+}
+
+
+def _estimate(model: LocalModel, system: SystemMemory) -> FitEstimate | None:
+    meta = model.metadata
+    if meta is None or not model.ok:
+        return None
+    n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
+    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system)
+
+
+class ModelPicker(QDialog):
+    """The searchable list; ``chosen`` carries the model file to load."""
+
+    chosen = Signal(Path)
+
+    def __init__(
+        self, services: AppServices, speed: MachineSpeed, tasks: TaskSet, parent: QWidget
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("modelPicker")
+        self.setWindowTitle("Choose a model")
+        self.setAccessibleName("Choose a model to load")
+        self.resize(560, 420)
+        self.services, self.speed, self._tasks = services, speed, tasks
+        self.models: list[LocalModel] = []
+        self.search = QLineEdit(self)
+        self.search.setObjectName("modelSearch")
+        self.search.setPlaceholderText("Search your models…")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._filter)
+        self.search.installEventFilter(self)
+        self.list = QListWidget(self)
+        self.list.setObjectName("modelList")
+        self.list.setAccessibleName("Models in your library")
+        self.list.itemActivated.connect(self._activate)
+        self.list.itemClicked.connect(self._activate)
+        self.note = QLabel(self)
+        self.note.setObjectName("pickerNote")
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.note)
+        self.loaded: asyncio.Task[None] | None = None
+
+    def open_list(self) -> asyncio.Task[None]:
+        """Show the dialog and (re)read the library."""
+        self.search.clear()
+        self.open()
+        self.search.setFocus()
+        self.loaded = self._tasks.spawn(self._load(), name="model-picker")
+        return self.loaded
+
+    async def _load(self) -> None:
+        self.note.setText("Reading your library…")
+        models = await asyncio.to_thread(self.services.library.models)
+        self.models = [m for m in models if m.kind == "model"]
+        self.list.clear()
+        for model in self.models:
+            self._add_row(model)
+        self._filter(self.search.text())
+        self.note.setText(
+            "Pick one: the Load dialog follows (GPU layers, context)."
+            if self.models
+            else "No models yet: Discover has picks that fit this computer."
+        )
+        try:
+            system = await self.services.system()
+            bandwidth = await self.speed.bandwidth(system)
+            estimates = await asyncio.to_thread(lambda: [_estimate(m, system) for m in self.models])
+        except Exception:  # the chips are a hint: the list stays usable without them
+            log.exception("could not judge the models' fit")
+            return
+        for row, (model, est) in enumerate(zip(self.models, estimates, strict=True)):
+            chip = self.chip(row)
+            if chip is None:
+                continue
+            if est is None:
+                chip.set_unknown("Unknown", model.error or "")
+            elif model.metadata is not None:
+                chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
+
+    def _add_row(self, model: LocalModel) -> None:
+        item = QListWidgetItem(self.list)
+        item.setData(Qt.ItemDataRole.UserRole, str(model.path))
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, model.name)
+        row = QWidget(self.list)
+        line = QHBoxLayout(row)
+        line.setContentsMargins(SPACE["s"], SPACE["xs"], SPACE["s"], SPACE["xs"])
+        name = QLabel(model.name, row)
+        name.setObjectName("pickerModelName")
+        size = QLabel(format_bytes(model.size_bytes), row)
+        size.setObjectName("pickerModelSize")
+        line.addWidget(name, 1)
+        line.addWidget(size)
+        line.addWidget(FitChip(row))
+        item.setSizeHint(row.sizeHint())
+        self.list.setItemWidget(item, row)
+
+    def chip(self, row: int) -> FitChip | None:
+        item = self.list.item(row)
+        widget = self.list.itemWidget(item) if item is not None else None
+        return widget.findChild(FitChip) if widget is not None else None
+
+    def visible_names(self) -> list[str]:
+        return [
+            self.models[i].name
+            for i in range(self.list.count())
+            if not self.list.item(i).isHidden()
+        ]
+
+    def _filter(self, text: str) -> None:
+        words = text.lower().split()
+        first: int | None = None
+        for i, model in enumerate(self.models):
+            hay = f"{model.name} {model.id}".lower()
+            hidden = not all(w in hay for w in words)
+            self.list.item(i).setHidden(hidden)
+            if not hidden and first is None:
+                first = i
+        if first is not None:
+            self.list.setCurrentRow(first)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        """Up/Down move in the list and Enter chooses, while typing in the search."""
+        if watched is self.search and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+                self.list.keyPressEvent(event)
+                return True
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                item = self.list.currentItem()
+                if item is not None and not item.isHidden():
+                    self._activate(item)
+                return True
+        return super().eventFilter(watched, event)
+
+    def _activate(self, item: QListWidgetItem) -> None:
+        path = item.data(Qt.ItemDataRole.UserRole)
+        if path:
+            self.accept()
+            self.chosen.emit(Path(path))
+
+
+class ModelBar(QWidget):
+    """The top bar: the model picker's button (model, status, memory) and Eject."""
+
+    pick_requested = Signal()
+    eject_requested = Signal()
+
+    def __init__(self, tokens: Tokens, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("modelBar")
+        self.picker_button = QPushButton(self)
+        self.picker_button.setObjectName("modelPickerButton")
+        self.picker_button.setAccessibleName("Choose a model")
+        self.picker_button.setToolTip("Choose a model to load (Ctrl+L)")
+        self.picker_button.clicked.connect(self.pick_requested.emit)
+        self.eject_button = QToolButton(self)
+        self.eject_button.setObjectName("ejectButton")
+        self.eject_button.setText("Eject")
+        self.eject_button.setAccessibleName("Eject the model")
+        self.eject_button.setToolTip("Unload the model and stop its worker (Ctrl+E)")
+        self.eject_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.eject_button.clicked.connect(self.eject_requested.emit)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(SPACE["l"], SPACE["xs"], SPACE["l"], SPACE["xs"])
+        row.addStretch(1)
+        row.addWidget(self.picker_button, 3)
+        row.addWidget(self.eject_button)
+        row.addStretch(1)
+        self._memory = ""
+        self._status: WorkerStatus | None = None
+        self.set_tokens(tokens)
+        self.set_status(None)
+
+    def set_tokens(self, t: Tokens) -> None:
+        self.picker_button.setIcon(icon("model", t))
+        self.eject_button.setIcon(icon("eject", t))
+
+    def set_memory(self, text: str) -> None:
+        self._memory = text
+        self.set_status(self._status)
+
+    def set_status(self, status: WorkerStatus | None) -> None:
+        self._status = status
+        if status is None or status.state is WorkerState.STOPPED or not status.model:
+            text = "Select a model to load   (Ctrl+L)"
+        else:
+            text = f"{status.model}  ·  {STATE_WORDS[status.state]}"
+            if status.state is WorkerState.LOADING and status.progress is not None:
+                text += f" {round(status.progress * 100)}%"
+            if status.state is WorkerState.READY and self._memory:
+                text += f"  ·  {self._memory}"
+        self.picker_button.setText(text)
+        running = status is not None and status.state is not WorkerState.STOPPED
+        self.eject_button.setEnabled(running)
