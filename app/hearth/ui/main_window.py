@@ -48,6 +48,7 @@ from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.downloads import DownloadsPage
 from hearth.ui.pages.library import LibraryPage
 from hearth.ui.pages.services import AppServices
+from hearth.ui.quick_start import QuickStart
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import Tokens
@@ -131,7 +132,10 @@ class MainWindow(QMainWindow):
         self.status_view.install()
         self._bridge.changed.connect(self.status_view.show)
         self.chat_view.load_model_requested.connect(self._empty_load)
-        self.chat_view.recommended_requested.connect(self.extras.show_first_run)
+        self.quick_start = QuickStart(self, self._tasks)  # "Get a recommended model"
+        self.chat_view.recommended_requested.connect(self.quick_start.start)
+        self.quick_start.status.connect(self.chat_view.empty_state.text_label.setText)
+        self.quick_start.status.connect(self.status_label.setText)
         self.chat_view.empty_changed.connect(self.panels.set_empty)
         self.panels.set_empty(self.chat_view.showing_empty_state)
         self.refresh_icons()

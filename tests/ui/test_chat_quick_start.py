@@ -1,0 +1,116 @@
+"""From first launch to a streaming reply in three clicks, against the local fake Hub:
+close the Welcome window, "Get a recommended model" (it downloads the recommended
+model that fits and loads it), then Send."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
+from pytestqt.qtbot import QtBot
+
+from fake_hub import FakeHub
+from hearth.config.paths import AppPaths
+from hearth.hardware import SystemMemory
+from hearth.supervisor import WorkerState
+from hearth.ui import first_run
+from hearth.ui.chat_turns import ChatSettings
+from hearth.ui.first_run import Recommended
+from hearth.ui.main_window import MainWindow
+from hearth.ui.pages.services import AppServices
+from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
+
+pytestmark = pytest.mark.ui
+
+REPO = "hearth/tiny-chat-GGUF"
+FILE = "tiny-chat-Q8_0.gguf"
+GIB = 1024**3
+
+
+class ClickCounter(QObject):
+    """Counts mouse clicks delivered anywhere in the app."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clicks = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.MouseButtonRelease and isinstance(watched, QWidget):
+            self.clicks += 1
+        return False
+
+
+def test_three_clicks_from_first_launch_to_a_streaming_reply(
+    qtbot: QtBot,
+    arun,
+    tmp_path: Path,
+    tiny_model_q8: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+    )
+    data = tiny_model_q8.read_bytes()
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        hub.add_repo(REPO, {FILE: data})
+        services = AppServices(
+            AppPaths(tmp_path / "data", tmp_path / "config").ensure(),
+            download_options={
+                "retry": FAST_RETRY,
+                "reserve_bytes": 0,
+                "token_provider": lambda: None,
+            },
+            system=SystemMemory(8 * GIB, 6 * GIB, 4, 8),  # no GPU: the big picks don't fit
+        )
+        window = MainWindow(
+            log_dir=tmp_path / "logs",
+            chats_db=tmp_path / "chats.db",
+            services=services,
+            chat_settings=ChatSettings(max_tokens=24),
+        )
+        qtbot.addWidget(window)
+        too_big = Recommended("Huge", "chat", "hearth/huge", "huge.gguf", "Q8_0", 40 * GIB, GIB)
+        tiny = Recommended("Tiny chat", "chat", REPO, FILE, "Q8_0", len(data), 1024 * 1024)
+        window.quick_start.recommended = [too_big, tiny]
+        window.resize(1100, 750)
+        window.show()
+        counter = ClickCounter()
+        QApplication.instance().installEventFilter(counter)
+        try:
+            welcome = window.extras.maybe_show_first_run()  # what app.py does at start
+            assert welcome is not None and welcome.isVisible()
+            view = window.chat_view
+
+            async def scenario() -> None:
+                # 1. Close the Welcome window.
+                box = welcome.findChild(QDialogButtonBox)
+                qtbot.mouseClick(
+                    box.button(QDialogButtonBox.StandardButton.Close), Qt.MouseButton.LeftButton
+                )
+                assert not welcome.isVisible()
+                # 2. "Get a recommended model": the tiny one (the huge one won't fit).
+                assert view.showing_empty_state
+                qtbot.mouseClick(
+                    view.empty_state.card("recommendedCard"), Qt.MouseButton.LeftButton
+                )
+                await arun.wait_until(
+                    lambda: window.supervisor.status.state is WorkerState.READY,
+                    120,
+                    "the recommended model to download and load",
+                )
+                assert window.quick_start.chosen == tiny
+                assert window.supervisor.model_path is not None
+                assert window.supervisor.model_path.read_bytes() == data
+                # 3. Type a question and Send: the reply streams.
+                qtbot.keyClicks(view.input, "Hello!")
+                qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)
+                await arun.wait_until(lambda: view.streamed_chars > 0, 60, "streamed text")
+
+            arun(scenario())
+            assert counter.clicks == 3
+            arun(window.chat.task)  # type: ignore[arg-type]
+        finally:
+            QApplication.instance().removeEventFilter(counter)
