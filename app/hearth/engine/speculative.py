@@ -21,8 +21,9 @@ The rule (docs/benchmarks.md has the measurements behind it):
 - While a slot does not draft, its counts decay towards that prior, and after
   ``PROBE_FIRST`` steps it probes with a short draft; each failed probe doubles the wait
   (up to ``PROBE_MAX`` steps), so a useless drafter costs well under 1% of the steps.
-- With more than ``MAX_BUSY`` streams decoding, nobody drafts: batching already fills
-  the cores, and extra tokens crowd out other streams.
+- With several streams decoding, a draft must pay for the whole step: every other
+  stream waits for the longer decode, so the gain counts their tokens too, and with
+  busy cores drafting stops by itself. Above ``MAX_BUSY`` streams nobody drafts.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from hearth.engine.slots import Slot
 log = logging.getLogger(__name__)
 
 MIN_GAIN = 1.05  # expected speed-up a draft must promise; covers estimation error
-MAX_BUSY = 4  # above this many decoding streams, speculation steps back
+MAX_BUSY = 8  # above this many decoding streams, nobody drafts
 PRIOR_P = 0.8  # acceptance assumed before any evidence (then: the model's recent rate)
 PRIOR_WEIGHT = 1.0  # how many verified tokens that assumption is worth
 PROBE_FIRST = 64  # steps without drafting before a slot probes with a 1-token draft
@@ -138,15 +139,24 @@ def expected_tokens(p: float, k: int) -> float:
 
 
 def best_draft_length(
-    p: float, step: Callable[[int], float], draft_s: float, k_min: int, k_max: int
+    p: float,
+    step: Callable[[int], float],
+    draft_s: float,
+    k_min: int,
+    k_max: int,
+    *,
+    others: int = 0,
 ) -> int:
-    """The draft length with the best expected tokens per second, or 0 when none beats
-    plain decoding by ``MIN_GAIN``. ``step(k)``: the step's time with ``k`` more tokens
-    (``step(0)`` is the plain step); ``draft_s``: the drafter's time per token."""
+    """The draft length with the best expected tokens per second for the whole step, or
+    0 when none beats plain decoding by ``MIN_GAIN``. ``step(k)``: the step's time with
+    ``k`` more tokens (``step(0)`` is the plain step); ``draft_s``: the drafter's time
+    per token; ``others``: the other streams' tokens in the step, which a longer step
+    slows down too (so with many streams, drafting must pay for all of them)."""
     plain = step(0)
     best_k, best_gain = 0, MIN_GAIN
     for k in range(max(k_min, 1), k_max + 1):
-        gain = expected_tokens(p, k) * plain / (step(k) + k * draft_s)
+        tokens = others + expected_tokens(p, k)
+        gain = tokens * plain / ((others + 1) * (step(k) + k * draft_s))
         if gain > best_gain:
             best_k, best_gain = k, gain
     return best_k
@@ -226,7 +236,7 @@ class Speculator:
             state = self._slots[slot.seq_id]
             if not state.enabled or slot.job is None:
                 continue
-            k = 0 if busy else self._length(state.p, n_tokens)
+            k = 0 if busy else self._length(state.p, n_tokens, len(decoding) - 1)
             state.probing = False
             if k == 0 and not busy and state.idle_steps >= state.probe_every:
                 k, state.probing = max(self._draft_min, min(PROBE_LENGTH, self._draft_max)), True
@@ -245,7 +255,7 @@ class Speculator:
         drafts = self._propose(wanted)
         return {seq: d for seq, d in drafts.items() if len(d) >= self._draft_min}
 
-    def _length(self, p: float, n_tokens: int) -> int:
+    def _length(self, p: float, n_tokens: int, others: int) -> int:
         one = self._cost.seconds(1)
         if one is None:  # nothing measured yet: a short first try
             return self._draft_min
@@ -255,7 +265,8 @@ class Speculator:
             return (self._cost.seconds(n_tokens + k) or base) if k else base
 
         draft_s = self._draft_s if self._draft_s is not None else self._draft_share * one
-        return best_draft_length(p, step, draft_s, self._draft_min, self._draft_max)
+        k_min, k_max = self._draft_min, self._draft_max
+        return best_draft_length(p, step, draft_s, k_min, k_max, others=others)
 
     def _propose(self, wanted: list[tuple[Slot, int]]) -> dict[int, list[int]]:
         if self._draft is None:

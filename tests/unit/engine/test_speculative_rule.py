@@ -137,3 +137,11 @@ def test_a_slot_that_stopped_drafting_probes_again_with_backoff() -> None:
     drafted_at = [i for i, plan in enumerate(plans) if plan]
     assert drafted_at and drafted_at[0] >= PROBE_FIRST - 1
     assert all(len(plans[i][0]) == 1 for i in drafted_at)  # a probe is one token
+
+
+def test_with_many_streams_a_draft_must_pay_for_all_of_them() -> None:
+    alone = best_draft_length(0.7, linear(0.1), 0.0, 1, 16)
+    crowded = best_draft_length(0.7, linear(0.1), 0.0, 1, 16, others=7)
+    assert alone > 0 and crowded < alone
+    # Where big batches are cheap per token (as measured on the dev CPU), it still pays.
+    assert best_draft_length(1.0, linear(0.02), 0.0, 1, 16, others=7) == 16
