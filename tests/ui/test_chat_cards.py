@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from gguf_factory import EOS_ID
 from hearth.chats import MessageStatus
 from hearth.supervisor import LoadOptions, Supervisor, WorkerState
 from hearth.ui.chat_session import ChatController
@@ -93,7 +94,8 @@ def window(qtbot: QtBot, arun, tmp_path: Path) -> MainWindow:
     win = MainWindow(
         log_dir=tmp_path / "logs",
         load_options=LoadOptions(n_ctx=2048, n_parallel=2),
-        chat_settings=ChatSettings(temperature=0.8),
+        # Random weights: EOS banned and the seed fixed, so replies run to Max tokens.
+        chat_settings=ChatSettings(temperature=0.8, seed=1234, logit_bias={EOS_ID: -100.0}),
         chats_db=tmp_path / "chats.db",
     )
     qtbot.addWidget(win)

@@ -9,6 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
 from gguf_factory import EOS_ID
@@ -176,5 +177,42 @@ def test_crash_banner_and_restart(arun, window: MainWindow, tiny_model_q8: Path)
         assert new_pid != pid
 
         await _close(arun, window, new_pid)
+
+    arun(scenario())
+
+
+def test_file_open_adds_to_the_library_and_the_meter_runs(
+    qtbot: QtBot,
+    arun,
+    window: MainWindow,
+    tiny_model_q8: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """File > Open imports the file in place before its Load dialog; while a model is
+    loaded the status bar shows the worker's memory and CPU, and the top bar its size."""
+    picked = tmp_path / "elsewhere" / "picked-tiny.Q8_0.gguf"
+    picked.parent.mkdir()
+    picked.write_bytes(tiny_model_q8.read_bytes())
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", staticmethod(lambda *_a, **_k: (str(picked), ""))
+    )
+    library = window.services.library
+
+    async def scenario() -> None:
+        window.open_action.trigger()
+        await arun.wait_until(lambda: window.extras.load_dialog is not None, 10, "Load dialog")
+        dialog = window.extras.load_dialog
+        assert dialog is not None and dialog.model_path == picked
+        assert any(m.path == picked for m in library.models())
+        dialog.reject()
+
+        pid = await _open_and_wait_ready(arun, window, tiny_model_q8)
+        meter = window.status_view.meter
+        await arun.wait_until(lambda: meter.last is not None, 20, "a meter sample")
+        assert meter.isVisible() and "RAM" in meter.text() and "CPU" in meter.text()
+        assert meter.last is not None and meter.last.worker_rss > 1_000_000
+        assert window.model_bar.picker_button.text().endswith("B")  # "... · 41.2 MB"
+        await _close(arun, window, pid)
 
     arun(scenario())

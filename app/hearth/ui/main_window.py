@@ -297,8 +297,8 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(
             self, "Open model", "", "GGUF models (*.gguf);;All files (*)"
         )
-        if path:
-            self.extras.show_load_dialog(path)  # loads when the user confirms
+        if path:  # into the library first, then the Load dialog (loads on confirm)
+            self.extras.open_file(Path(path))
 
     def open_model(
         self, path: str | Path, options: LoadOptions | None = None

@@ -18,6 +18,7 @@ from PySide6.QtCore import QByteArray, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QPushButton, QToolBar
 
+from hearth.core.errors import HearthError
 from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
@@ -112,6 +113,22 @@ class WindowExtras(QObject):
             self.show_load_dialog(path)
         else:
             self.window.choose_model()
+
+    def open_file(self, path: Path) -> asyncio.Task[None]:
+        """File > Open: the file joins the library (in place, off the Qt thread), so the
+        worker and other clients know it by its library name; then the Load dialog."""
+        return self.window.spawn(self._import_then_load(path), name="open-file")
+
+    async def _import_then_load(self, path: Path) -> None:
+        services = self.window.services
+        try:
+            model = await asyncio.to_thread(services.library.import_in_place, path)
+        except HearthError as exc:  # not a usable GGUF: the Load dialog says why
+            log.info("could not add %s to the library: %s", path, exc)
+        else:
+            path = model.path
+            services.library_changed.emit()
+        self.show_load_dialog(path)
 
     def show_load_dialog(self, path: str | Path) -> LoadDialog:
         """Open the Load dialog for ``path``; confirming it loads the model."""
