@@ -18,7 +18,7 @@ from enum import Enum
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from hearth.hardware.fit import FitEstimate, FitVerdict
 from hearth.hardware.speed import (
@@ -186,3 +186,18 @@ class FitChip(QLabel):
         if event.type() == QEvent.Type.PaletteChange:
             self._restyle()
         super().changeEvent(event)
+
+
+def chip_cell() -> QWidget:
+    """A table cell holding one :class:`FitChip`, left-aligned with small margins."""
+    cell = QWidget()
+    row = QHBoxLayout(cell)
+    row.setContentsMargins(4, 2, 4, 2)
+    row.addWidget(FitChip(cell))
+    row.addStretch(1)
+    return cell
+
+
+def cell_chip(cell: QWidget | None) -> FitChip | None:
+    """The chip of a :func:`chip_cell` (None for an empty cell)."""
+    return cell.findChild(FitChip) if cell is not None else None

@@ -40,7 +40,7 @@ from hearth.hardware.speed import active_fraction
 from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
 from hearth.library.quantize_job import JobState, QuantizeJob
 from hearth.ui.empty_state import CardSpec, EmptyState
-from hearth.ui.fit_chip import FitChip, chip_for_estimate
+from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
@@ -229,7 +229,7 @@ class LibraryPage(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(str(model.path) if col == 0 else text)
                 self.table.setItem(row, col, item)
-            self.table.setCellWidget(row, COL_FIT, _chip_cell())
+            self.table.setCellWidget(row, COL_FIT, chip_cell())
             load = button("Load", f"Load {model.name}", partial(self.load_model, model))
             load.setProperty("primary", True)
             load.setEnabled(model.ok and model.kind == "model")
@@ -250,8 +250,7 @@ class LibraryPage(QWidget):
         if models is not self.models:
             return  # a newer refresh replaced the table
         for row, model in enumerate(models):
-            cell = self.table.cellWidget(row, COL_FIT)
-            chip = cell.findChild(FitChip) if cell is not None else None
+            chip = self.fit_chip(row)
             est = estimates[row]
             if chip is None:
                 continue
@@ -261,8 +260,7 @@ class LibraryPage(QWidget):
                 chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
 
     def fit_chip(self, row: int) -> FitChip | None:
-        cell = self.table.cellWidget(row, COL_FIT)
-        return cell.findChild(FitChip) if cell is not None else None
+        return cell_chip(self.table.cellWidget(row, COL_FIT))
 
     def scan_disk(self) -> asyncio.Task[None]:
         """Look for GGUFs of other apps (LM Studio, Ollama, HF cache...) in a thread."""
@@ -400,15 +398,6 @@ class LibraryPage(QWidget):
     def _quantized(self, job: QuantizeJob) -> None:
         if job.state is JobState.DONE:
             self.refresh()
-
-
-def _chip_cell() -> QWidget:
-    cell = QWidget()
-    row = QHBoxLayout(cell)
-    row.setContentsMargins(4, 2, 4, 2)
-    row.addWidget(FitChip(cell))
-    row.addStretch(1)
-    return cell
 
 
 def _estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimate | None]:

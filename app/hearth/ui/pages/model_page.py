@@ -48,10 +48,18 @@ from hearth.hub.header import remote_metadata
 from hearth.hub.names import local_model_path
 from hearth.hub.readme import fetch_readme
 from hearth.hub.sidecar import part_path
-from hearth.ui.fit_chip import FitChip, chip_for_estimate
+from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.model_card import ModelCard
 from hearth.ui.pages.common import button, button_cell, plural
+from hearth.ui.pages.download_button import (
+    LOAD,
+    RESUME,
+    RETRY,
+    ButtonState,
+    button_state,
+    show_state,
+)
 from hearth.ui.pages.fit_confirm import ask_wont_fit
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -218,8 +226,7 @@ class ModelPage(QWidget):
             size = QTableWidgetItem(format_bytes(model.total_size))
             size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(row, COL_SIZE, size)
-            chip = FitChip()
-            self.table.setCellWidget(row, COL_FIT, button_cell_widget(chip))
+            self.table.setCellWidget(row, COL_FIT, chip_cell())
             label = model.quant or model.name
             btn = button("Download", f"Download {label}", partial(self._clicked, model))
             btn.setMinimumWidth(150)
@@ -240,8 +247,7 @@ class ModelPage(QWidget):
             self._restart(self._fit(self.listing))
 
     def chip(self, row: int) -> FitChip | None:
-        cell = self.table.cellWidget(row, COL_FIT)
-        return cell.findChild(FitChip) if cell is not None else None
+        return cell_chip(self.table.cellWidget(row, COL_FIT))
 
     async def _fit(self, listing: RepoListing) -> None:
         ref = next((m for m in listing.models if m.complete), listing.models[0])
@@ -298,7 +304,7 @@ class ModelPage(QWidget):
         done = await in_thread(lambda: {n: _on_disk(p) for n, p in paths.items()})
         for model in listing.models:
             if done.get(model.name):
-                self._set_button(model, "Load", True)
+                self._set_button(model, ButtonState(LOAD, True))
         if self.services.has_downloads:
             for handle in self.services.downloads.downloads():
                 self._on_download_event(handle.snapshot())
@@ -316,38 +322,17 @@ class ModelPage(QWidget):
         if model is None:
             return
         self._events[event.filename] = event
-        events = [self._events.get(f.path) for f in model.files]
-        states = {e.state for e in events if e is not None}
+        state = button_state(model, [self._events.get(f.path) for f in model.files])
         label = model.quant or model.name
-        if all(e is not None and e.state is DownloadState.COMPLETED for e in events):
-            self._set_button(model, "Load", True)
-            if self._downloading == label:
-                self._downloading = None
-                self.status.setText(f"{label} is downloaded: Load it from its row.{self._warn}")
-        elif DownloadState.FAILED in states:
-            self._set_button(model, "Retry", True)
-        elif DownloadState.PAUSED in states:
-            self._set_button(model, "Paused: resume", True)
-        elif DownloadState.CANCELLED in states:
-            self._set_button(model, "Download", model.complete)
-        else:
-            done = sum(e.bytes_done for e in events if e is not None)
-            total = model.total_size or sum(e.total or 0 for e in events if e is not None)
-            pct = f" {min(99, int(100 * done / total))}%" if total else "…"
-            word = "Checking" if DownloadState.VERIFYING in states else "Downloading"
-            self._set_button(model, f"{word}{pct}", False)
+        self._set_button(model, state)
+        if state.done and self._downloading == label:
+            self._downloading = None
+            self.status.setText(f"{label} is downloaded: Load it from its row.{self._warn}")
 
-    def _set_button(self, model: GgufModel, text: str, enabled: bool) -> None:
+    def _set_button(self, model: GgufModel, state: ButtonState) -> None:
         btn = self.buttons.get(model.name)
         if btn is not None:
-            btn.setText(text)
-            btn.setEnabled(enabled)
-            primary = text == "Load"  # the next step stands out
-            if btn.property("primary") != primary:
-                btn.setProperty("primary", primary)
-                btn.style().unpolish(btn)
-                btn.style().polish(btn)
-            btn.setAccessibleName(f"{text} {model.quant or model.name}")
+            show_state(btn, state, model.quant or model.name)
 
     def button_text(self, quant: str) -> str:
         btn = self._button_for(quant)
@@ -365,9 +350,9 @@ class ModelPage(QWidget):
     def _clicked(self, model: GgufModel) -> None:
         btn = self.buttons.get(model.name)
         text = btn.text() if btn is not None else "Download"
-        if text == "Load":
+        if text == LOAD:
             self.load_requested.emit(self._dest(model.files[0].path))
-        elif text in ("Retry", "Paused: resume"):
+        elif text in (RETRY, RESUME):
             for f in model.files:
                 event = self._events.get(f.path)
                 if event is not None and event.state in (
@@ -432,13 +417,3 @@ class ModelPage(QWidget):
             if (model.quant or "").upper() == quant.upper():
                 return self.table.cellWidget(row, COL_ACTION)
         return None
-
-
-def button_cell_widget(widget: QWidget) -> QWidget:
-    """``widget`` in a cell with small margins, left-aligned (the fit chip)."""
-    cell = QWidget()
-    row = QHBoxLayout(cell)
-    row.setContentsMargins(4, 2, 4, 2)
-    row.addWidget(widget)
-    row.addStretch(1)
-    return cell
