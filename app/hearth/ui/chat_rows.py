@@ -3,18 +3,28 @@
 ``ChatController`` queues these on ``AsyncChatStore`` in order: the setup (the
 conversation if new, the user's row, the reply's 'streaming' row, a new variant when
 regenerating) before the first token, the outcome once the stream ended.
+``turn_outcome`` names how a turn ended.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import logging
 import time
 from dataclasses import dataclass, field
 
 from hearth.chats import ChatStore, Conversation, MessageStatus, SamplingSettings
-from hearth.supervisor import ChatStreamStats
+from hearth.supervisor import (
+    ChatStreamStats,
+    WorkerClient,
+    WorkerError,
+    WorkerUnavailableError,
+)
 from hearth.ui.chat_reasoning import ThinkSplitter
 from hearth.ui.chat_turns import Turn, title_for
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -96,3 +106,35 @@ def save_outcome(store: ChatStore, state: TurnState, first: Turn, dropped: bool)
         reasoning=reply.reasoning,
         reasoning_ms=reply.reasoning_ms,
     )
+
+
+STOPPED = "stopped"
+
+
+def turn_outcome(
+    task: asyncio.Task[str | None],
+) -> tuple[str, str | None, MessageStatus, str | None]:
+    """How a finished streaming task ended: (outcome for ``generation_finished``, the
+    note shown after the reply, the row's status, the row's detail)."""
+    if task.cancelled():
+        return "stopped", STOPPED, MessageStatus.INTERRUPTED, "Stopped"
+    exc = task.exception()
+    if exc is not None:
+        detail = exc.message if isinstance(exc, WorkerError) else str(exc)
+        if isinstance(exc, WorkerUnavailableError):  # the worker died: keep the text
+            return "error", f"interrupted: {detail}", MessageStatus.INTERRUPTED, detail
+        return "error", f"Error: {detail}", MessageStatus.ERROR, detail
+    error = task.result()
+    if error is not None:
+        return "error", f"Error: {error}", MessageStatus.ERROR, error
+    return "done", None, MessageStatus.COMPLETE, None
+
+
+async def context_size(client: WorkerClient) -> int | None:
+    """The loaded model's context length, for the footer (None when unknown)."""
+    try:
+        metas = await client.model_meta()
+    except WorkerError as exc:
+        log.info("no model metadata: %s", exc)
+        return None
+    return metas[0].n_ctx if metas else None

@@ -15,7 +15,6 @@ import concurrent.futures
 import contextlib
 import logging
 import time
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -30,24 +29,29 @@ from hearth.supervisor import (
     ChatStreamStats,
     Supervisor,
     WorkerClient,
-    WorkerError,
-    WorkerUnavailableError,
 )
 from hearth.ui.chat_actions import CardActions
 from hearth.ui.chat_rows import (
     ConversationRef,
     NewConversation,
     TurnState,
+    context_size,
     save_outcome,
     setup_rows,
+    turn_outcome,
 )
-from hearth.ui.chat_turns import ChatSettings, Turn, local_stats, reply_stats, stats_text
+from hearth.ui.chat_turns import (
+    ChatSettings,
+    Turn,
+    local_stats,
+    reply_stats,
+    request_args,
+    stats_text,
+)
 from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
-
-STOPPED = "stopped"
 
 
 class ChatController(QObject):
@@ -231,27 +235,11 @@ class ChatController(QObject):
             await asyncio.shield(asyncio.wrap_future(state.setup))
             if state.reply.id is not None:
                 recorder = ReplyRecorder(self.db, state.reply.id)
-        sampling = self.effective_sampling()
-        extra: dict[str, Any] = {
-            k: v
-            for k, v in (
-                ("top_k", sampling.top_k),
-                ("min_p", sampling.min_p),
-                ("repeat_penalty", sampling.repeat_penalty),
-            )
-            if v is not None
-        }
-        if self.settings.logit_bias:
-            extra["logit_bias"] = {str(k): v for k, v in self.settings.logit_bias.items()}
         state.started = time.monotonic()
         stream = client.stream_chat_events(
             messages,
             model=self.supervisor.model_id,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            max_tokens=sampling.max_tokens,
-            seed=sampling.seed,
-            **extra,
+            **request_args(self.effective_sampling(), self.settings),
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
@@ -267,7 +255,7 @@ class ChatController(QObject):
                 else:
                     state.stats = event
         if self._n_ctx is None or self._n_ctx[0] is not client:
-            self._n_ctx = (client, await self._context_size(client))
+            self._n_ctx = (client, await context_size(client))
         return None
 
     def _answer(self, state: TurnState, text: str, recorder: ReplyRecorder | None) -> None:
@@ -289,30 +277,8 @@ class ChatController(QObject):
         reply.reasoning_ms = seconds * 1000 if seconds is not None else None
         self.view.show_reasoning(reply.meta())
 
-    @staticmethod
-    async def _context_size(client: WorkerClient) -> int | None:
-        try:
-            metas = await client.model_meta()
-        except WorkerError as exc:
-            log.info("no model metadata: %s", exc)
-            return None
-        return metas[0].n_ctx if metas else None
-
     def _finish_turn(self, task: asyncio.Task[str | None], state: TurnState) -> None:
-        status, detail = MessageStatus.COMPLETE, None
-        if task.cancelled():
-            outcome, note = "stopped", STOPPED
-            status, detail = MessageStatus.INTERRUPTED, "Stopped"
-        elif (exc := task.exception()) is not None:
-            detail = exc.message if isinstance(exc, WorkerError) else str(exc)
-            if isinstance(exc, WorkerUnavailableError):  # the worker died: keep the text
-                outcome, note, status = "error", f"interrupted: {detail}", MessageStatus.INTERRUPTED
-            else:
-                outcome, note, status = "error", f"Error: {detail}", MessageStatus.ERROR
-        elif (error := task.result()) is not None:
-            outcome, note, status, detail = "error", f"Error: {error}", MessageStatus.ERROR, error
-        else:
-            outcome, note = "done", None
+        outcome, note, status, detail = turn_outcome(task)
         reply = state.reply
         tail = state.think.finish()
         if tail:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hearth.chats import Message, MessageStatus, ReplyStats, SamplingSettings
 from hearth.supervisor import ChatStreamStats
@@ -114,3 +115,23 @@ def reply_stats(stats: ChatStreamStats | None) -> ReplyStats | None:
         tokens_per_s=stats.tokens_per_s,
         ttft_ms=stats.ttft_ms,
     )
+
+
+def request_args(sampling: SamplingSettings, settings: ChatSettings) -> dict[str, Any]:
+    """The chat request's sampling fields (those left unset are not sent)."""
+    args: dict[str, Any] = {
+        k: v
+        for k, v in (
+            ("temperature", sampling.temperature),
+            ("top_p", sampling.top_p),
+            ("max_tokens", sampling.max_tokens),
+            ("seed", sampling.seed),
+            ("top_k", sampling.top_k),
+            ("min_p", sampling.min_p),
+            ("repeat_penalty", sampling.repeat_penalty),
+        )
+        if v is not None
+    }
+    if settings.logit_bias:
+        args["logit_bias"] = {str(k): v for k, v in settings.logit_bias.items()}
+    return args

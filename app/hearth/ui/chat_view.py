@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
-    QCursor,
     QDesktopServices,
     QGuiApplication,
-    QKeyEvent,
     QKeySequence,
     QResizeEvent,
     QShortcut,
@@ -25,21 +23,20 @@ from PySide6.QtGui import (
     QTextCursor,
 )
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
-    QPushButton,
     QStackedWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
+from hearth.ui.chat_composer import ChatComposer
 from hearth.ui.empty_state import chat_empty_state
 from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
 from hearth.ui.message_card import (
     CARD_SCHEME,
     Card,
+    CardHover,
     CardIndex,
     CardMeta,
     MessageActions,
@@ -49,26 +46,12 @@ from hearth.ui.message_card import (
 )
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
-from hearth.ui.style.tokens import SPACE, Tokens
+from hearth.ui.style.tokens import Tokens
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_MS = 16
 READING_WIDTH = 760  # px of text per line at most; wider windows get side margins
-
-
-class ChatInput(QPlainTextEdit):
-    """Multi-line input; Ctrl+Enter submits (plain Enter inserts a newline)."""
-
-    submitted = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        if enter and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            self.submitted.emit()
-            event.accept()
-            return
-        super().keyPressEvent(event)
 
 
 class ChatView(QWidget):
@@ -110,9 +93,9 @@ class ChatView(QWidget):
         self.cards = CardIndex()
         self.card_actions = MessageActions(self.tokens, self.transcript.viewport())
         self.card_actions.triggered.connect(self._card_action)
-        self.transcript.viewport().setMouseTracking(True)
-        self.transcript.viewport().installEventFilter(self)
-        self.transcript.verticalScrollBar().valueChanged.connect(self.card_actions.hide)
+        self._hover = CardHover(
+            self.transcript, self.cards, self.card_actions, lambda: self._generating
+        )
         self.stats_label = QLabel(self)
         self.stats_label.setObjectName("chatStats")
         self.stats_label.setAccessibleName("Reply statistics")
@@ -120,30 +103,10 @@ class ChatView(QWidget):
         self.edit_banner = QLabel(self)
         self.edit_banner.setObjectName("editBanner")
         self.edit_banner.hide()
-        self.input = ChatInput(self)
-        self.input.setObjectName("chatInput")
-        self.input.setAccessibleName("Message")
-        self.input.setPlaceholderText("Type a message — Ctrl+Enter to send")
-        self.input.setMaximumHeight(100)
-        self.send_button = self._button("Send", "sendButton", "Send (Ctrl+Enter)")
-        self.stop_button = self._button("Stop", "stopButton", "Stop generating (Esc)")
-        self.regenerate_button = self._button(
-            "Regenerate", "regenerateButton", "Write the last reply again"
-        )
-
-        self.send_button.setProperty("primary", True)
-
-        buttons = QVBoxLayout()
-        buttons.setSpacing(SPACE["xs"])
-        for button in (self.send_button, self.stop_button, self.regenerate_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        composer = QWidget(self)
-        composer.setObjectName("chatComposer")
-        bottom = QHBoxLayout(composer)
-        bottom.setContentsMargins(SPACE["l"], SPACE["s"], SPACE["l"], SPACE["s"])
-        bottom.addWidget(self.input, 1)
-        bottom.addLayout(buttons)
+        composer = ChatComposer(self)
+        self.input = composer.input
+        self.send_button, self.stop_button = composer.send_button, composer.stop_button
+        self.regenerate_button = composer.regenerate_button
         self.chat_page = chat = QWidget(self)
         col = QVBoxLayout(chat)
         col.setContentsMargins(0, 0, 0, 0)
@@ -181,13 +144,6 @@ class ChatView(QWidget):
         self.transcript_updated.connect(self._update_empty)
         self._update_buttons()
         self._update_empty()
-
-    def _button(self, text: str, name: str, tip: str) -> QPushButton:
-        button = QPushButton(text, self)
-        button.setObjectName(name)
-        button.setToolTip(tip)
-        button.setAccessibleName(text)
-        return button
 
     # ------------------------------------------------------------------ state
     @property
@@ -442,29 +398,6 @@ class ChatView(QWidget):
             self.edit_requested.emit(index)
         self.message_action.emit(kind, index)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        """Hover over the transcript: the actions of the card under the mouse."""
-        if watched is self.transcript.viewport():
-            kind = event.type()
-            if kind == QEvent.Type.MouseMove:
-                self.hover(self.transcript.viewport().mapFromGlobal(QCursor.pos()))
-            elif kind == QEvent.Type.Leave:
-                inside = self.card_actions.geometry().contains(
-                    self.transcript.viewport().mapFromGlobal(QCursor.pos())
-                )
-                if not inside:
-                    self.card_actions.hide()
-        return super().eventFilter(watched, event)
-
     def hover(self, pos: QPoint) -> Card | None:
         """Show the actions of the card at viewport position ``pos``; that card."""
-        card = self.cards.at(self.transcript.cursorForPosition(pos).position())
-        streaming = self._generating and card is self.cards.last()
-        if card is None or streaming:
-            self.card_actions.hide()
-            return None
-        doc = self.transcript.document()
-        rect = doc.documentLayout().blockBoundingRect(doc.findBlock(card.start))
-        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + 8
-        self.card_actions.show_for(card, top, self.transcript.viewport().width() - 4)
-        return card
+        return self._hover.hover(pos)

@@ -13,11 +13,19 @@ from __future__ import annotations
 import bisect
 import html
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QCursor,
+    QFont,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QTextBrowser, QToolButton, QWidget
 
 from hearth.ui.style.icons import icon
 from hearth.ui.style.tokens import Tokens
@@ -224,3 +232,48 @@ class MessageActions(QFrame):
     def _clicked(self, kind: str) -> None:
         if self.card is not None:
             self.triggered.emit(kind, self.card.index)
+
+
+class CardHover(QObject):
+    """Floats ``actions`` over the card under the mouse in ``transcript``.
+
+    The card still streaming (while ``busy()``) gets none."""
+
+    def __init__(
+        self,
+        transcript: QTextBrowser,
+        cards: CardIndex,
+        actions: MessageActions,
+        busy: Callable[[], bool],
+    ) -> None:
+        super().__init__(transcript)
+        self.transcript, self.cards, self.actions, self._busy = transcript, cards, actions, busy
+        self._viewport = viewport = transcript.viewport()
+        viewport.setMouseTracking(True)
+        viewport.installEventFilter(self)
+        transcript.verticalScrollBar().valueChanged.connect(actions.hide)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        # The event's type first: while the transcript is torn down its viewport still
+        # gets events, and the transcript must not be touched then.
+        kind = event.type()
+        if kind not in (QEvent.Type.MouseMove, QEvent.Type.Leave) or watched is not self._viewport:
+            return False
+        pos = self._viewport.mapFromGlobal(QCursor.pos())
+        if kind == QEvent.Type.MouseMove:
+            self.hover(pos)
+        elif not self.actions.geometry().contains(pos):
+            self.actions.hide()
+        return False
+
+    def hover(self, pos: QPoint) -> Card | None:
+        card = self.cards.at(self.transcript.cursorForPosition(pos).position())
+        streaming = self._busy() and card is self.cards.last()
+        if card is None or streaming:
+            self.actions.hide()
+            return None
+        doc = self.transcript.document()
+        rect = doc.documentLayout().blockBoundingRect(doc.findBlock(card.start))
+        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + 8
+        self.actions.show_for(card, top, self.transcript.viewport().width() - 4)
+        return card
