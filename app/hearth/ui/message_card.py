@@ -165,15 +165,18 @@ def tint_blocks(cursor: QTextCursor, start: int, t: Tokens) -> None:
     which have their own background, keep it)."""
     doc = cursor.document()
     block = doc.findBlock(start)
+    first = True
     while block.isValid():
         fmt = block.blockFormat()
+        tinted = QTextBlockFormat()
+        if not first:  # margins are not painted: no white stripes inside the bubble
+            tinted.setTopMargin(0)
         if not fmt.hasProperty(QTextBlockFormat.Property.BackgroundBrush):
-            tinted = QTextBlockFormat()
             tinted.setBackground(QColor(t.surface_alt))
             tinted.setLeftMargin(fmt.leftMargin() + BUBBLE_MARGIN)
             tinted.setRightMargin(fmt.rightMargin() + BUBBLE_MARGIN)
-            c = QTextCursor(block)
-            c.mergeBlockFormat(tinted)
+        QTextCursor(block).mergeBlockFormat(tinted)
+        first = False
         block = block.next()
 
 

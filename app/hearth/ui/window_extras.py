@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QPushButton, QToolBar
+from PySide6.QtWidgets import QPushButton
 
 from hearth.core.errors import HearthError
 from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
@@ -74,10 +74,7 @@ class WindowExtras(QObject):
         w.menuBar().addMenu("&Help").addAction(self.welcome_action)
         for action in (self.load_action, self.eject_action, self.preferences_action):
             w.addAction(action)  # shortcuts work wherever the focus is
-        toolbar = w.findChild(QToolBar, "mainToolbar")
-        if toolbar is not None:
-            toolbar.addAction(self.load_action)
-            toolbar.addAction(self.eject_action)
+        # Load and Eject are on the top bar's model picker, not the toolbar too.
 
         self.cancel_load_button = QPushButton("Cancel", w)
         self.cancel_load_button.setObjectName("cancelLoadButton")
