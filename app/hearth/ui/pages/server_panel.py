@@ -55,7 +55,15 @@ from hearth.ui.tasks import TaskSet
 log = logging.getLogger(__name__)
 
 POLL_MS = 1000
-SNIPPET_TITLES = {"continue": "Continue", "openai": "OpenAI SDK (Python)", "curl": "curl"}
+SNIPPET_TITLES = {
+    "claude-code": "Claude Code",
+    "codex": "Codex CLI",
+    "copilot": "Copilot",
+    "llama-vscode": "llama.vscode",
+    "continue": "Continue",
+    "openai": "OpenAI SDK (Python)",
+    "curl": "curl",
+}  # the texts are hearth config's (core.client_config.SNIPPETS)
 LAN_NEEDS_KEY = (
     "Create an API key first: on the LAN, anyone who can reach this machine could "
     "use the model, so Hearth only listens there with a key."
