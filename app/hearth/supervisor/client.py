@@ -75,6 +75,11 @@ class ModelMeta:
     n_slots: int | None = None
 
 
+class ReasoningText(str):
+    """A streamed piece of the model's reasoning (``reasoning_content``), not of the
+    answer: ``stream_chat_events`` yields it; ``stream_chat`` leaves it out."""
+
+
 @dataclass(frozen=True)
 class ChatStreamStats:
     """The end of a streamed chat completion: usage and timings, as the worker sent them."""
@@ -288,7 +293,7 @@ class WorkerClient:
         )
         async with contextlib.aclosing(events):
             async for event in events:
-                if isinstance(event, str):
+                if isinstance(event, str) and not isinstance(event, ReasoningText):
                     yield event
 
     async def stream_chat_events(
@@ -410,5 +415,9 @@ def _parse_chunk(payload: str, stats: dict[str, Any]) -> str:
     if isinstance(first.get("finish_reason"), str):
         stats["finish_reason"] = first["finish_reason"]
     delta = first.get("delta")
-    content = delta.get("content") if isinstance(delta, dict) else None
-    return content if isinstance(content, str) else ""
+    if not isinstance(delta, dict):
+        return ""
+    content, reasoning = delta.get("content"), delta.get("reasoning_content")
+    if isinstance(content, str) and content:
+        return content
+    return ReasoningText(reasoning) if isinstance(reasoning, str) and reasoning else ""
