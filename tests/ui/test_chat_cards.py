@@ -168,3 +168,51 @@ def test_variants_delete_and_max_tokens_before_regenerate(
         assert window.chats_db.sync(lambda s: s.variants(first.id)) == []
 
     arun(scenario())
+
+
+def test_reasoning_content_from_a_real_worker_is_folded_and_kept(
+    qtbot: QtBot, arun, tmp_path: Path, llama_cpp_templates: Path
+) -> None:
+    """A scripted Qwen3 (its real template) thinks, then answers: the worker sends the
+    thinking as reasoning_content; the chat folds it above the answer and stores it."""
+    from gguf_scripted import Family, write_scripted
+
+    qwen3 = Family(user_defined=("<think>", "</think>", "<tool_call>", "</tool_call>"))
+    template = (llama_cpp_templates / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8")
+    model = write_scripted(
+        tmp_path / "qwen3-scripted.gguf",
+        template=template,
+        family=qwen3,
+        reply="<think>\nCount the legs.\n</think>\n\nFour legs.",
+    )
+    window = MainWindow(
+        log_dir=tmp_path / "logs",
+        load_options=LoadOptions(n_ctx=2048, n_parallel=1),
+        chat_settings=ChatSettings(temperature=0.0, max_tokens=64),
+        chats_db=tmp_path / "chats.db",
+    )
+    qtbot.addWidget(window)
+    window.show()
+    chat, view = window.chat, window.chat_view
+    outcomes: list[str] = []
+    chat.generation_finished.connect(outcomes.append)
+
+    async def scenario() -> None:
+        window.open_model(model)
+        await arun.wait_until(
+            lambda: window.supervisor.status.state is WorkerState.READY, 120, "the model"
+        )
+        chat.send("How many legs has a dog?")
+        await arun.wait_until(lambda: outcomes, 60, "the reply")
+        text = view.transcript_text()
+        assert "Thought for" in text and "Four legs." in text
+        assert "Count the legs." not in text  # folded
+        assert text.index("Thought for") < text.index("Four legs.")
+        cid = chat.conversation_id
+        assert cid is not None
+        reply = window.chats_db.sync(lambda s: s.messages(cid))[-1]
+        assert reply.content.strip() == "Four legs."
+        assert reply.reasoning == "Count the legs."
+        assert reply.reasoning_ms is not None
+
+    arun(scenario())

@@ -30,6 +30,7 @@ from hearth.supervisor import (
     Supervisor,
     WorkerClient,
 )
+from hearth.supervisor.client import ReasoningText
 from hearth.ui.chat_actions import CardActions
 from hearth.ui.chat_rows import (
     ConversationRef,
@@ -243,7 +244,13 @@ class ChatController(QObject):
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
-                if isinstance(event, str):
+                if isinstance(event, ReasoningText):  # reasoning_content: folded above
+                    state.deltas += 1
+                    state.think.add_reasoning(event)
+                    if state.first_delta is None:
+                        state.first_delta = time.monotonic()
+                        self.view.set_stats("Thinking…")
+                elif isinstance(event, str):
                     if state.first_delta is None:
                         state.first_delta = time.monotonic()
                     state.deltas += 1
