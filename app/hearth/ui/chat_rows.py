@@ -138,3 +138,11 @@ async def context_size(client: WorkerClient) -> int | None:
         log.info("no model metadata: %s", exc)
         return None
     return metas[0].n_ctx if metas else None
+
+
+def forget_from(store: ChatStore, ref: ConversationRef, turn: Turn) -> int:
+    """Delete ``turn``'s row and every later one (read on the store's thread: the ids
+    may have been set just before, by the setup job queued ahead)."""
+    if ref.id is None or turn.id is None:
+        return 0
+    return store.delete_messages_from(ref.id, turn.id)

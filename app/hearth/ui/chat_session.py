@@ -37,6 +37,7 @@ from hearth.ui.chat_rows import (
     NewConversation,
     TurnState,
     context_size,
+    forget_from,
     save_outcome,
     setup_rows,
     turn_outcome,
@@ -44,6 +45,7 @@ from hearth.ui.chat_rows import (
 from hearth.ui.chat_turns import (
     ChatSettings,
     Turn,
+    draw_turns,
     local_stats,
     reply_stats,
     request_args,
@@ -192,13 +194,7 @@ class ChatController(QObject):
         """Delete ``turn`` and everything after it from the store (queued, in order)."""
         ref = self._ref
         if self.db is not None:
-            self.db.submit(
-                lambda s: (
-                    s.delete_messages_from(ref.id, turn.id)
-                    if ref.id is not None and turn.id is not None
-                    else 0
-                )
-            )
+            self.db.submit(lambda s: forget_from(s, ref, turn))
 
     def _start_turn(
         self, user: Turn | None, variant_of: Turn | None = None
@@ -408,18 +404,4 @@ class ChatController(QObject):
 
     def redraw(self) -> None:
         """Draw the conversation again from the turns (after a change not streamed)."""
-        self.view.clear_transcript()
-        for index, turn in enumerate(self.turns):
-            if turn.role == "user":
-                self.view.add_user_turn(turn.content, index)
-                continue
-            note = None
-            if turn.status is not MessageStatus.COMPLETE:
-                note = f"{turn.status.value}: {turn.detail}" if turn.detail else turn.status.value
-            self.view.add_assistant_message(
-                turn.content,
-                note,
-                error=turn.status is MessageStatus.ERROR,
-                index=index,
-                meta=turn.meta(),
-            )
+        draw_turns(self.view, self.turns)

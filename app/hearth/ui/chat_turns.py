@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hearth.chats import Message, MessageStatus, ReplyStats, SamplingSettings
 from hearth.supervisor import ChatStreamStats
 from hearth.ui.message_card import CardMeta
+
+if TYPE_CHECKING:
+    from hearth.ui.chat_view import ChatView
 
 TITLE_CHARS = 60
 
@@ -135,3 +138,22 @@ def request_args(sampling: SamplingSettings, settings: ChatSettings) -> dict[str
     if settings.logit_bias:
         args["logit_bias"] = {str(k): v for k, v in settings.logit_bias.items()}
     return args
+
+
+def draw_turns(view: ChatView, turns: list[Turn]) -> None:
+    """Draw a conversation into ``view`` from scratch (history, or after a change)."""
+    view.clear_transcript()
+    for index, turn in enumerate(turns):
+        if turn.role == "user":
+            view.add_user_turn(turn.content, index)
+            continue
+        note = None
+        if turn.status is not MessageStatus.COMPLETE:
+            note = f"{turn.status.value}: {turn.detail}" if turn.detail else turn.status.value
+        view.add_assistant_message(
+            turn.content,
+            note,
+            error=turn.status is MessageStatus.ERROR,
+            index=index,
+            meta=turn.meta(),
+        )
