@@ -104,6 +104,9 @@ class StepCost:
         self._seconds[n_tokens] = seconds if old is None else old * (1 - w) + seconds * w
         self._step += 1
         self._seen[n_tokens] = self._step
+        stale = [n for n, at in self._seen.items() if self._step - at > self._max_age]
+        for n in stale:  # forgotten here, so that reading stays a lookup
+            del self._seconds[n], self._seen[n]
 
     def seconds(self, n_tokens: int) -> float | None:
         """The expected time of an ``n_tokens`` decode; None before any measurement.
@@ -111,9 +114,6 @@ class StepCost:
         A size measured once on a busy moment must not rule drafting out for good, and
         a size the rule avoids is never measured again: so old sizes are forgotten and
         tried afresh."""
-        stale = [n for n, at in self._seen.items() if self._step - at > self._max_age]
-        for n in stale:
-            del self._seconds[n], self._seen[n]
         known = self._seconds
         if not known:
             return None
