@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -60,10 +61,10 @@ class Case:
 
 
 async def stream(
-    client: httpx.AsyncClient, url: str, prompt: str, n: int, bias: dict[str, float]
+    client: httpx.AsyncClient, url: str, prompt: str, n: int, body_extra: dict[str, object]
 ) -> Stream:
     body = {"prompt": prompt, "max_tokens": n, "temperature": 0.0, "stream": True,
-            "logit_bias": bias}  # fmt: skip
+            **body_extra}  # fmt: skip
     result = Stream()
     async with client.stream("POST", f"{url}/v1/completions", json=body) as response:
         if response.status_code != 200:
@@ -80,9 +81,11 @@ async def stream(
     return result
 
 
-async def run_load(url: str, prompts: list[str], n: int, bias: dict[str, float]) -> list[Stream]:
+async def run_load(
+    url: str, prompts: list[str], n: int, body_extra: dict[str, object]
+) -> list[Stream]:
     async with httpx.AsyncClient(timeout=600) as client:
-        return list(await asyncio.gather(*(stream(client, url, p, n, bias) for p in prompts)))
+        return list(await asyncio.gather(*(stream(client, url, p, n, body_extra) for p in prompts)))
 
 
 def rate(streams: list[Stream]) -> float:
@@ -110,12 +113,10 @@ def llama_server_spec_flags(binary: str, draft: Path, n_max: int) -> list[str]:
 
 def cases(args: argparse.Namespace, models: dict[str, Path]) -> list[Case]:
     draft, unrelated = str(models["draft"]), str(models["unrelated"])
-    found = [
-        Case("plain", "target", ["--spec", "off"]),
+    found = [  # each Hearth server runs every workload with speculation on and off
         Case("draft", "target", ["--draft-model", draft]),
         Case("unrelated draft", "target", ["--draft-model", unrelated]),
         Case("ngram", "target", ["--spec", "ngram"]),
-        Case("noisy plain", "noisy", ["--spec", "off"]),
         Case("noisy draft", "noisy", ["--draft-model", draft]),
     ]
     if args.llama_server:
@@ -138,41 +139,72 @@ def argv(args: argparse.Namespace, case: Case, model: Path, port: int) -> list[s
 
 WORKLOADS = {  # name -> (prompts, which cases run it)
     "single": ([ORDINARY[0]], None),
-    "repetitive": ([REPETITIVE], {"plain", "ngram", "draft"}),
-    "8 streams": (ORDINARY, {"plain", "draft", "ngram", "llama-server"}),
+    "repetitive": ([REPETITIVE], {"ngram", "draft"}),
+    "8 streams": (ORDINARY, {"draft", "ngram", "llama-server"}),
 }
 
 
 def measure(
     args: argparse.Namespace, servers: list[tuple[Case, Server]], bias: dict[str, float]
 ) -> list[str]:
+    """Every workload on every server; on Hearth's, speculation on and off back to back
+    (order alternating by round), so both halves of a ratio see the same machine."""
     failures = []
     for round_ in range(args.rounds):
         for workload, (prompts, only) in WORKLOADS.items():
             for case, server in servers:
-                if only is not None and case.name not in only:
+                if only is not None and not any(case.name.startswith(o) for o in only):
                     continue
-                before = (0, 0) if case.llama_server else spec_counts(server.base_url)
-                streams = asyncio.run(run_load(server.base_url, prompts, args.max_tokens, bias))
-                bad = [s.error or f"{len(s.times)} tokens" for s in streams
-                       if s.error or len(s.times) != args.max_tokens]  # fmt: skip
-                if bad:
-                    failures.append(f"{case.name} / {workload}: {bad[0]}")
-                    continue
-                case.tps.setdefault(workload, []).append(rate(streams))
-                case.texts[workload] = [s.text for s in streams]
-                if not case.llama_server:
-                    after = spec_counts(server.base_url)
-                    drafted, accepted = after[0] - before[0], after[1] - before[1]
-                    case.acceptance[workload] = accepted / drafted if drafted else None
+                modes = [None] if case.llama_server else [True, False]
+                if round_ % 2:
+                    modes.reverse()
+                for mode in modes:
+                    key = workload if mode is not False else f"{workload} off"
+                    extra: dict[str, object] = {"logit_bias": bias}
+                    if mode is not None:
+                        extra["speculative"] = mode
+                    failure = run_one(args, case, server, key, prompts=prompts, extra=extra)
+                    if failure:
+                        failures.append(failure)
         print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     return failures
 
 
-def median_ratio(a: Case, b: Case, workload: str) -> float:
-    pairs = zip(a.tps.get(workload, []), b.tps.get(workload, []), strict=False)
+def run_one(
+    args: argparse.Namespace, case: Case, server: Server, key: str, *, prompts: list[str],
+    extra: dict[str, object],
+) -> str | None:  # fmt: skip
+    before = (0, 0) if case.llama_server else spec_counts(server.base_url)
+    streams = asyncio.run(run_load(server.base_url, prompts, args.max_tokens, extra))
+    bad = [s.error or f"{len(s.times)} tokens" for s in streams
+           if s.error or len(s.times) != args.max_tokens]  # fmt: skip
+    if bad:
+        return f"{case.name} / {key}: {bad[0]}"
+    case.tps.setdefault(key, []).append(rate(streams))
+    case.texts[key] = [s.text for s in streams]
+    if not case.llama_server:
+        after = spec_counts(server.base_url)
+        drafted, accepted = after[0] - before[0], after[1] - before[1]
+        case.acceptance[key] = accepted / drafted if drafted else None
+    return None
+
+
+def median_ratio(a: Case, a_key: str, b: Case, b_key: str) -> float:
+    pairs = zip(a.tps.get(a_key, []), b.tps.get(b_key, []), strict=False)
     ratios = [x / y for x, y in pairs]
     return statistics.median(ratios) if ratios else float("nan")
+
+
+CHECKS = [  # label, case, workload, target; "on / off" on the same server
+    ("draft, acceptance ~100%: speculative / plain", "draft", "single", 1.6),
+    ("noisy target: speculative / plain", "noisy draft", "single", 1.25),
+    ("unrelated draft (always rejected) / plain", "unrelated draft", "single", 0.97),
+    ("n-gram / plain, ordinary output", "ngram", "single", 0.97),
+    ("n-gram / plain, repetitive continuation", "ngram", "repetitive", None),
+    ("draft / plain, repetitive continuation", "draft", "repetitive", None),
+    ("8 streams: draft / plain", "draft", "8 streams", 0.97),
+    ("8 streams: n-gram / plain", "ngram", "8 streams", 0.97),
+]
 
 
 def report(args: argparse.Namespace, all_cases: list[Case]) -> tuple[str, bool]:
@@ -182,53 +214,44 @@ def report(args: argparse.Namespace, all_cases: list[Case]) -> tuple[str, bool]:
              "| server | workload | tok/s (median) | acceptance |",
              "|---|---|---|---|"]  # fmt: skip
     for case in all_cases:
-        for workload, values in case.tps.items():
-            acc = case.acceptance.get(workload)
+        for key, values in case.tps.items():
+            acc = case.acceptance.get(key)
             shown = "-" if acc is None else f"{acc:.2f}"
             tps = statistics.median(values)
-            lines.append(f"| {case.name} | {workload} | {tps:.1f} | {shown} |")
-    checks = [
-        ("draft, acceptance ~100%: speculative / plain", "draft", "plain", "single", 1.6),
-        ("noisy target: speculative / plain", "noisy draft", "noisy plain", "single", 1.25),
-        ("unrelated draft (always rejected) / plain", "unrelated draft", "plain", "single", 0.97),
-        ("n-gram / plain, ordinary output", "ngram", "plain", "single", 0.97),
-        ("n-gram / plain, repetitive continuation", "ngram", "plain", "repetitive", None),
-        ("draft / plain, repetitive continuation", "draft", "plain", "repetitive", None),
-        ("8 streams: draft / plain", "draft", "plain", "8 streams", 0.97),
-        ("8 streams: n-gram / plain", "ngram", "plain", "8 streams", 0.97),
-        ("llama-server -md n=8 / llama-server", "llama-server -md n=8", "llama-server",
-         "single", None),
-        ("llama-server -md n=16 / llama-server", "llama-server -md n=16", "llama-server",
-         "single", None),
-        ("8 streams: Hearth plain / llama-server", "plain", "llama-server", "8 streams", None),
-    ]  # fmt: skip
-    lines += ["", "| ratio | value | target |", "|---|---|---|"]
-    ok = True
+            lines.append(f"| {case.name} | {key} | {tps:.1f} | {shown} |")
+    lines += ["", "| ratio (median of per-round ratios) | value | target |", "|---|---|---|"]
     ratios: dict[str, float] = {}
-    for label, a, b, workload, target in checks:
-        if a not in by or b not in by:
-            continue
-        value = ratios[label] = median_ratio(by[a], by[b], workload)
+    for label, name, workload, target in CHECKS:
+        case = by[name]
+        value = ratios[label] = median_ratio(case, workload, case, f"{workload} off")
         verdict = "" if target is None else (" met" if value >= target else " NOT met")
         wanted = "" if target is None else f">= {target}"
         lines.append(f"| {label} | {value:.2f} | {wanted}{verdict} |")
-    best_ls = max((v for k, v in ratios.items() if k.startswith("llama-server -md")), default=None)
-    if best_ls is not None:
-        mine = ratios["draft, acceptance ~100%: speculative / plain"]
-        verdict = "met" if mine >= best_ls else "NOT met"
-        lines.append(
-            f"| Hearth draft gain vs llama-server's best | {mine:.2f} vs {best_ls:.2f} "
-            f"| {verdict} |"
-        )
+    if "llama-server" in by:
+        plain = by["llama-server"]
+        best = 0.0
+        for n_max in (8, 16):
+            name = f"llama-server -md n={n_max}"
+            value = median_ratio(by[name], "single", plain, "single")
+            best = max(best, value)
+            lines.append(f"| {name} / llama-server, single | {value:.2f} | |")
+        ours = ratios["draft, acceptance ~100%: speculative / plain"]
+        verdict = "met" if ours >= best else "NOT met"
+        lines.append(f"| Hearth's draft gain vs llama-server's best | {ours:.2f} vs {best:.2f} "
+                     f"| {verdict} |")  # fmt: skip
+        value = median_ratio(by["draft"], "single off", plain, "single")
+        lines.append(f"| Hearth plain / llama-server plain, single | {value:.2f} | |")
+    ok = True
     lines += ["", "Greedy output identical with and without speculation:"]
-    pairs = (("plain", ["draft", "unrelated draft", "ngram"]), ("noisy plain", ["noisy draft"]))
-    for reference, others in pairs:
-        for other in others:
-            for workload, texts in by[other].texts.items():
-                same = texts == by[reference].texts.get(workload)
-                ok &= same
-                verdict = "identical" if same else "DIFFERENT"
-                lines.append(f"- {other} vs {reference}, {workload}: {verdict}")
+    for case in all_cases:
+        if case.llama_server:
+            continue
+        for key, texts in case.texts.items():
+            if key.endswith(" off"):
+                continue
+            same = texts == case.texts.get(f"{key} off")
+            ok &= same
+            lines.append(f"- {case.name}, {key}: {'identical' if same else 'DIFFERENT'}")
     return "\n".join(lines), ok
 
 
@@ -251,6 +274,7 @@ def parse_args(argv_: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv_: list[str] | None = None) -> int:
     args = parse_args(argv_)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # still stop the servers
     models = ensure_spec_models(args.noise)
     vocab = build_vocab(SPEC_N_VOCAB)
     bias = {str(i): -100.0 for i, kind in enumerate(vocab.types) if kind != 1}  # normal only
