@@ -236,3 +236,25 @@ def test_chat_and_completion_over_http_equal_with_and_without_speculation(serve_
     status = httpx.get(f"{serve_draft.base_url}/hearth/v1/status", headers=serve_draft.headers())
     speculative = status.json()["speculative"]
     assert speculative["accepted_tokens"] > 0 and speculative["acceptance"] > 0.5
+
+
+def test_ollama_options_opt_out_drafts_nothing_and_output_is_the_same(serve_draft):
+    import httpx
+
+    def drafted() -> int:
+        status = httpx.get(
+            f"{serve_draft.base_url}/hearth/v1/status", headers=serve_draft.headers()
+        )
+        return int(status.json()["speculative"]["draft_tokens"])
+
+    replies = []
+    for speculative in (False, True):
+        before = drafted()
+        options = {"temperature": 0, "num_predict": 24, "speculative": speculative}
+        body = {"model": "target-Q8_0", "prompt": PROMPTS[1], "stream": False, "raw": True,
+                "options": options}  # fmt: skip
+        response = httpx.post(f"{serve_draft.base_url}/api/generate", json=body, timeout=60)
+        assert response.status_code == 200, response.text
+        replies.append(response.json()["response"])
+        assert (drafted() > before) is speculative
+    assert replies[0] == replies[1] and replies[0]
