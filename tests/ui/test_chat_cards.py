@@ -79,12 +79,15 @@ def test_reasoning_is_folded_and_unfolds(qtbot: QtBot) -> None:
     )
     chat.card_actions.on_action("copy", 1)
     assert QGuiApplication.clipboard().text() == "The answer is 4."
+    QGuiApplication.clipboard().clear()
 
     # Streaming: the fold goes in above the answer once the answer starts.
     view.begin_assistant_turn(2, CardMeta("tiny"))
+    view.set_generating(True)
     view.show_reasoning(CardMeta("tiny", reasoning="Hmm.", reasoning_s=1.0))
     view.append_delta("Streamed answer")
     view.end_assistant_turn()
+    view.set_generating(False)
     text = view.transcript_text()
     assert text.index("Thought for 1 s") < text.index("Streamed answer")
 

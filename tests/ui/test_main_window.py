@@ -103,6 +103,9 @@ def test_stream_stop_and_close(qtbot: QtBot, arun, window: MainWindow, tiny_mode
         # The transcript renders markdown (its plain text may shrink when "**" closes),
         # so growth is measured on the text the view has been fed.
         view.transcript_updated.connect(lambda: lengths.append(view.streamed_chars))
+        # Long enough to span several frames even when the machine is busy (the tiny
+        # model writes 300 tokens in a few tens of ms).
+        chat.settings.max_tokens = 600
         qtbot.keyClicks(view.input, "Hello there")
         qtbot.keyClick(view.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
         assert view.input.toPlainText() == ""
@@ -120,7 +123,7 @@ def test_stream_stop_and_close(qtbot: QtBot, arun, window: MainWindow, tiny_mode
         assert not view.stop_button.isEnabled() and view.send_button.isEnabled()
 
         # 2. Stop a long generation mid-way: partial reply stays, window stays usable.
-        chat.settings.max_tokens = 1500
+        chat.settings.max_tokens = 1000  # with the 600 above, within the 2048 context
         view.input.setPlainText("Tell me a very long story")
         view.send_button.click()
         await arun.wait_until(lambda: len(_assistant_text(window)) > 20, 30, "streamed text")
