@@ -119,6 +119,10 @@ class LoadConfig:
             found.append("n_batch must be at least n_parallel: each decoding slot adds a token.")
         if self.n_threads < 0 or self.n_threads_batch < 0:
             found.append("n_threads must be 0 (automatic) or more.")
+        if not 1 <= self.draft_min <= self.draft_max:
+            found.append("draft_min must be at least 1, and draft_max at least draft_min.")
+        if self.spec_mode is SpecMode.DRAFT and self.draft_model_path is None:
+            found.append("spec_mode draft needs a draft_model_path.")
         if self.chat_format is not None and self.chat_format not in CHAT_FORMATS:
             found.append(
                 f"chat_format must be one of {', '.join(CHAT_FORMATS)} (or unset to detect)."

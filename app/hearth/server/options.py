@@ -177,7 +177,8 @@ def resolve_options(
 _FLAGS = (  # LoadConfig's field names as `hearth serve` spells them
     ("n_threads_batch", "--threads-batch"), ("n_threads", "--threads"),
     ("n_parallel", "--parallel"), ("n_ubatch", "--ubatch"), ("n_batch", "--batch"),
-    ("n_ctx", "--ctx"),
+    ("n_ctx", "--ctx"), ("draft_model_path", "--draft-model"), ("spec_mode", "--spec"),
+    ("draft_min", "--draft-min"), ("draft_max", "--draft-max"),
 )  # fmt: skip
 
 

@@ -125,3 +125,13 @@ def test_load_config_refuses_an_unknown_chat_format() -> None:
     bad = LoadConfig(model_path=Path("/m.gguf"), chat_format="qwen9")
     assert any("chat_format must be one of" in p for p in bad.problems())
     assert LoadConfig(model_path=Path("/m.gguf"), chat_format="glm").problems() == []
+
+
+def test_speculation_settings_are_checked_with_flag_names() -> None:
+    from hearth.server.options import _as_flags
+
+    load = LoadConfig(model_path=Path("/m.gguf"), spec_mode=SpecMode.DRAFT, draft_min=20)
+    problems = [_as_flags(p) for p in load.problems()]
+    assert "--draft-min must be at least 1, and --draft-max at least --draft-min." in problems
+    assert "--spec draft needs a --draft-model." in problems
+    assert LoadConfig(model_path=Path("/m.gguf")).problems() == []
