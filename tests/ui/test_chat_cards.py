@@ -219,3 +219,25 @@ def test_reasoning_content_from_a_real_worker_is_folded_and_kept(
         assert reply.reasoning_ms is not None
 
     arun(scenario())
+
+
+def test_a_long_code_block_folds_and_shows_again(qtbot: QtBot) -> None:
+    view = ChatView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.set_can_send(True)
+    view.show()
+    long_code = "\n".join(f"print({i})" for i in range(40))
+    view.add_assistant_message(
+        f"Short:\n\n```python\nx = 1\n```\n\nLong:\n\n```python\n{long_code}\n```\n\nAfter."
+    )
+    doc = view.transcript.document()
+    text = view.transcript_text()
+    assert text.count("Fold") == 1  # only the long block
+    height = doc.size().height()
+    view.transcript.anchorClicked.emit(QUrl("fold:1"))
+    assert doc.size().height() < height - 200
+    assert "Show" in view.transcript_text() and "Fold" not in view.transcript_text()
+    assert "After." in view.transcript_text() and view.copy_code(1) == long_code
+    assert view.fold_code(1) is False  # shown again
+    assert doc.size().height() == height and "Fold" in view.transcript_text()

@@ -32,7 +32,13 @@ from PySide6.QtWidgets import (
 
 from hearth.ui.chat_composer import ChatComposer
 from hearth.ui.empty_state import chat_empty_state
-from hearth.ui.md_render import COPY_SCHEME, MarkdownWriter, prepare_document
+from hearth.ui.md_render import (
+    COPY_SCHEME,
+    FOLD_SCHEME,
+    MarkdownWriter,
+    prepare_document,
+    toggle_fold,
+)
 from hearth.ui.message_card import (
     CARD_SCHEME,
     Card,
@@ -90,6 +96,7 @@ class ChatView(QWidget):
             self.load_model_requested.emit, self.recommended_requested.emit, self
         )
         self.code_blocks: list[list[str]] = []
+        self.code_headers: dict[int, int] = {}  # for folding long code blocks
         self.cards = CardIndex()
         self.card_actions = MessageActions(self.tokens, self.transcript.viewport())
         self.card_actions.triggered.connect(self._card_action)
@@ -266,13 +273,21 @@ class ChatView(QWidget):
         self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
         return start
 
+    def _new_writer(self) -> MarkdownWriter:
+        """A writer for the message whose (empty) body block ends the document."""
+        return MarkdownWriter(
+            self.transcript.document(),
+            self.code_blocks,
+            reuse_last_block=True,
+            tokens=self.tokens,
+            code_headers=self.code_headers,
+        )
+
     def add_user_turn(self, text: str, index: int | None = None) -> None:
         """The user's message, as markdown, on the bubble's tint."""
         follow = self._following()
         start = self._card("user", index, CardMeta())
-        writer = MarkdownWriter(
-            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
-        )
+        writer = self._new_writer()
         writer.set_text(text)
         tint_blocks(self._end(), start, self.tokens)
         if follow:
@@ -293,9 +308,7 @@ class ChatView(QWidget):
         self._card("assistant", index, meta)
         if meta.reasoning:
             draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
-        writer = MarkdownWriter(
-            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
-        )
+        writer = self._new_writer()
         writer.set_text(text)
         if note:
             self._note(note, error=error, separate=bool(text))
@@ -305,9 +318,7 @@ class ChatView(QWidget):
         self.flush()
         self.streamed_chars = 0
         self._card("assistant", index, meta or CardMeta())  # the reply goes in its body
-        self._writer = MarkdownWriter(
-            self.transcript.document(), self.code_blocks, reuse_last_block=True, tokens=self.tokens
-        )
+        self._writer = self._new_writer()
         self._scroll_to_end()
         self.transcript_updated.emit()
 
@@ -364,6 +375,7 @@ class ChatView(QWidget):
     def clear_transcript(self) -> None:
         self._writer = None
         self.code_blocks.clear()
+        self.code_headers.clear()
         self.cards.clear()
         self.card_actions.hide()
         self.transcript.clear()
@@ -380,10 +392,21 @@ class ChatView(QWidget):
         QGuiApplication.clipboard().setText(text)
         return text
 
+    def fold_code(self, index: int) -> bool:
+        """Fold or show long code block ``index``; True when it is now folded."""
+        if index not in self.code_headers:
+            return False
+        doc = self.transcript.document()
+        folded = toggle_fold(doc, self.code_headers[index], len(self.code_blocks[index]))
+        self.transcript.viewport().update()
+        return folded
+
     def _link_clicked(self, url: QUrl) -> None:
         href = url.toString()
         if href.startswith(COPY_SCHEME):
             self.copy_code(int(href[len(COPY_SCHEME) :]))
+        elif href.startswith(FOLD_SCHEME):
+            self.fold_code(int(href[len(FOLD_SCHEME) :]))
         elif href.startswith(CARD_SCHEME):
             kind, _, index = href[len(CARD_SCHEME) :].partition(":")
             self._card_action(kind, int(index))

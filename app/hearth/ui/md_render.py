@@ -34,6 +34,9 @@ from hearth.ui.style.tokens import LIGHT, Tokens
 log = logging.getLogger(__name__)
 
 COPY_SCHEME = "copy:"
+FOLD_SCHEME = "fold:"  # fold:N folds (or shows again) code block N
+FOLD_LINES = 24  # a code block longer than this gets a Fold link in its header
+FOLD_WORDS = ("Fold", "Show")  # the same length: toggling never moves later text
 
 
 def markdown_css(t: Tokens) -> str:
@@ -130,6 +133,7 @@ class MarkdownWriter:
         *,
         reuse_last_block: bool = False,
         tokens: Tokens = LIGHT,
+        code_headers: dict[int, int] | None = None,
     ) -> None:
         """``reuse_last_block``: the document ends with an empty block made for this
         message; the first thing drawn goes there instead of into a new block.
@@ -139,6 +143,8 @@ class MarkdownWriter:
         self._reuse = reuse_last_block
         self._tail_reused = False
         self.code_blocks = code_blocks
+        # code block index -> position of its header (for Fold; shared like code_blocks)
+        self.code_headers = code_headers if code_headers is not None else {}
         self._splitter = BlockSplitter()
         self._pending: list[str] = []
         self._tail_start: int | None = None
@@ -235,6 +241,7 @@ class MarkdownWriter:
             self._lang = language(event.lang)
             self._code_state = None
             self._new_block(cursor, f.code_header, f.header_char)
+            self.code_headers[self._code_index] = cursor.block().position()
             cursor.insertText(f"{event.lang or 'code'}   ", f.header_char)
             cursor.insertText("Copy", f.link(f"{COPY_SCHEME}{self._code_index}"))
         elif isinstance(event, CodeLine):
@@ -242,7 +249,18 @@ class MarkdownWriter:
             self._code_state = self._draw_code_line(cursor, event.text, self._code_state)
         elif isinstance(event, CodeEnd):
             self._code_state = None
+            if len(self.code_blocks[self._code_index]) > FOLD_LINES:
+                self._add_fold_link(self._code_index)
         self.blocks_rendered += 1
+
+    def _add_fold_link(self, index: int) -> None:
+        """A long block's header gets "Fold" (drawn while no tail is on screen, so no
+        position this writer keeps moves)."""
+        header = self.doc.findBlock(self.code_headers[index])
+        cursor = QTextCursor(header)
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        cursor.insertText("   ", self._f.header_char)
+        cursor.insertText(FOLD_WORDS[0], self._f.link(f"{FOLD_SCHEME}{index}"))
 
     def _draw_code_line(self, cursor: QTextCursor, line: str, state: str | None) -> str | None:
         f = self._f
@@ -275,3 +293,27 @@ class MarkdownWriter:
 def plain_html(text: str) -> str:
     """A user's message: shown as typed (escaped, line breaks kept)."""
     return html.escape(text).replace("\n", "<br>")
+
+
+def toggle_fold(doc: QTextDocument, header_pos: int, lines: int) -> bool:
+    """Fold (hide) or show the ``lines`` lines of the code block whose header starts at
+    ``header_pos``; the header's link says what a click does next. True: now folded."""
+    header = doc.findBlock(header_pos)
+    block, fold = header.next(), header.next().isVisible()
+    for _ in range(lines):
+        if not block.isValid():
+            break
+        block.setVisible(not fold)
+        block = block.next()
+    word = header.text().rfind(FOLD_WORDS[0] if fold else FOLD_WORDS[1])
+    if word >= 0:
+        cursor = QTextCursor(header)
+        cursor.setPosition(header.position() + word)
+        cursor.movePosition(
+            QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor, len(FOLD_WORDS[0])
+        )
+        fmt = cursor.charFormat()
+        cursor.insertText(FOLD_WORDS[1] if fold else FOLD_WORDS[0], fmt)
+    end = block.position() if block.isValid() else doc.characterCount() - 1
+    doc.markContentsDirty(header.position(), end - header.position())
+    return fold
