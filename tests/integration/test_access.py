@@ -87,12 +87,21 @@ def test_serve_requires_stored_keys_on_loopback(file_keyring: None, tmp_path: Pa
         server.stop()
 
 
+def _refused(url: str) -> bool:
+    """Nothing listens there: the endpoint is closed."""
+    try:
+        httpx.get(f"{url}/health", trust_env=False, timeout=5)
+    except httpx.ConnectError:
+        return True
+    return False
+
+
 def test_gui_worker_access_changes_live_without_reloading(
     file_keyring: None, tiny_model_q8: Path, tmp_path: Path
 ) -> None:
     key = create_key("ide").key
     statuses: list[WorkerStatus] = []
-    port = free_port()
+    port, other_port = free_port(), free_port()
     url = f"http://127.0.0.1:{port}"
 
     async def scenario() -> None:
@@ -100,18 +109,23 @@ def test_gui_worker_access_changes_live_without_reloading(
         sup.endpoint = EndpointOptions(enabled=True, port=port)
         try:
             await sup.start(tiny_model_q8, TINY)
-            assert sup.port == port and sup.process is not None
+            assert sup.endpoint_port == port and sup.process is not None
+            assert sup.port != port  # the app talks to its worker privately
             pid, token = sup.process.pid, sup.client.token if sup.client else None
             assert token
 
-            def probe(path: str, credential: str | None = None) -> int:
-                return _get(url, path, credential)
+            def probe(path: str, credential: str | None = None, at: str = url) -> int:
+                return _get(at, path, credential)
 
             # On, loopback, no key required: key-less clients get in; admin needs the token.
             assert await asyncio.to_thread(probe, "/v1/models") == 200
             assert await asyncio.to_thread(probe, "/hearth/v1/status") == 401
             assert await asyncio.to_thread(probe, "/hearth/v1/status", key) == 401
             assert await asyncio.to_thread(probe, "/hearth/v1/status", token) == 200
+            # The private port stays the app's alone.
+            private = f"http://127.0.0.1:{sup.port}"
+            assert await asyncio.to_thread(probe, "/v1/models", None, private) == 401
+            assert await asyncio.to_thread(probe, "/v1/models", key, private) == 401
 
             # Require a key: live, same process, the model never reloads.
             await sup.set_endpoint(EndpointOptions(enabled=True, port=port, require_key=True))
@@ -124,22 +138,59 @@ def test_gui_worker_access_changes_live_without_reloading(
             await sup.set_endpoint(sup.endpoint)
             assert await asyncio.to_thread(probe, "/v1/models", second) == 200
 
-            # Off: only the app's token, not even a user key.
+            # Off: nothing listens on the endpoint's port any more.
             await sup.set_endpoint(EndpointOptions(enabled=False, port=port))
-            assert await asyncio.to_thread(probe, "/v1/models", key) == 401
-            assert await asyncio.to_thread(probe, "/v1/models", token) == 200
+            assert await asyncio.to_thread(_refused, url)
+            assert sup.endpoint_port is None
 
-            # On again at the same port: still live.
+            # On again, then on another port: still live.
             await sup.set_endpoint(EndpointOptions(enabled=True, port=port))
             assert await asyncio.to_thread(probe, "/v1/models") == 200
+            await sup.set_endpoint(EndpointOptions(enabled=True, port=other_port))
+            assert await asyncio.to_thread(_refused, url)
+            moved = f"http://127.0.0.1:{other_port}"
+            assert await asyncio.to_thread(probe, "/v1/models", None, moved) == 200
             assert sup.process is not None and sup.process.pid == pid
             assert sup.ready and sup.endpoint_error is None
             starts = [s for s in statuses if s.state is WorkerState.STARTING]
             assert len(starts) == 1, statuses  # one launch, one load
+            status = await sup.client.admin_status() if sup.client else {}
+            assert status["load_id"] == 1  # the model was never reloaded
         finally:
             await sup.stop()
 
     asyncio.run(asyncio.wait_for(scenario(), 180))
+
+
+def test_a_taken_port_keeps_the_endpoint_off_and_the_model_loaded(
+    tiny_model_q8: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    taken = holder.getsockname()[1]
+
+    async def scenario() -> None:
+        sup = Supervisor(log_dir=tmp_path / "logs")
+        sup.endpoint = EndpointOptions(enabled=True, port=taken)
+        try:
+            model = await sup.start(tiny_model_q8, TINY)
+            assert sup.ready and model
+            assert not sup.endpoint.enabled and sup.endpoint_port is None
+            assert f"port {taken}" in (sup.endpoint_error or "")
+            port = free_port()
+            await sup.set_endpoint(EndpointOptions(enabled=True, port=port))
+            assert sup.endpoint_error is None and sup.endpoint_port == port
+            assert await asyncio.to_thread(_get, f"http://127.0.0.1:{port}", "/v1/models") == 200
+        finally:
+            await sup.stop()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 180))
+    finally:
+        holder.close()
 
 
 def test_gui_keeps_the_endpoint_off_when_keys_cannot_be_read(
@@ -151,7 +202,7 @@ def test_gui_keeps_the_endpoint_off_when_keys_cannot_be_read(
     async def scenario() -> None:
         sup = Supervisor(log_dir=tmp_path / "logs")
         try:
-            # On without "require a key": the keys are not needed, so it starts.
+            # On without "require a key": the keys are not needed, so it opens.
             sup.endpoint = EndpointOptions(enabled=True, port=port)
             await sup.start(tiny_model_q8, TINY)
             assert await asyncio.to_thread(_get, url, "/v1/models") == 200
@@ -161,15 +212,14 @@ def test_gui_keeps_the_endpoint_off_when_keys_cannot_be_read(
             await sup.set_endpoint(EndpointOptions(enabled=True, port=port, require_key=True))
             assert not sup.endpoint.enabled
             assert "Cannot read the API keys" in (sup.endpoint_error or "")
-            assert await asyncio.to_thread(_get, url, "/v1/models") == 401
+            assert await asyncio.to_thread(_refused, url)
             assert sup.ready and sup.process is not None and sup.process.pid == pid
 
-            # A launch that needs the keys: the worker refuses, the app keeps the
-            # endpoint off and still serves itself the model.
+            # A launch that needs the keys: the model loads, the endpoint stays off.
             sup.endpoint = EndpointOptions(enabled=True, port=port, require_key=True)
             model = await sup.start(tiny_model_q8, TINY)
             assert sup.ready and model
-            assert not sup.endpoint.enabled and sup.port != port
+            assert not sup.endpoint.enabled and sup.endpoint_port is None
             assert "Cannot read the API keys" in (sup.endpoint_error or "")
             client = sup.client
             assert client is not None and await client.models() == [model]

@@ -56,7 +56,7 @@ def test_unreadable_keys_keep_the_endpoint_off(
         # The model is there for the app itself; the endpoint stayed off, with the fix.
         assert window.supervisor.status.state is WorkerState.READY
         assert not window.supervisor.endpoint.enabled
-        assert window.supervisor.port != port
+        assert window.supervisor.endpoint_port is None
         await arun.wait_until(lambda: not panel.enabled_check.isChecked(), 10, "the switch")
         text = panel.status_label.text()
         assert text.startswith("Off: ") and "Cannot read the API keys" in text

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
 
-from hearth.core.errors import HearthError
 from hearth.core.model_info import ModelInfo
 from hearth.engine.engine import Engine
 from hearth.engine.scheduler_status import SchedulerStatus
 from hearth.server.model_manager import ModelManager
 from hearth.server.model_state import LifecycleState
 from hearth.server.request_log import RequestLog, RequestLogEntry, RequestLogResponse
-from hearth.server.security import AccessControl, AccessPolicy
 
 
 def backend_json(info: ModelInfo) -> dict[str, Any]:
@@ -99,51 +93,5 @@ def admin_router(
         model = engine.info.id if engine.info else None
         entries = request_log.recent(max(1, min(limit, 200))) if request_log else []
         return RequestLogResponse(model=model, requests=[RequestLogEntry.of(e) for e in entries])
-
-    return router
-
-
-class AccessChange(BaseModel):
-    """``POST /hearth/v1/access``: the app's endpoint switch and key rule."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    endpoint_open: bool
-    require_key: bool
-
-
-class AccessState(BaseModel):
-    endpoint_open: bool
-    key_required: bool
-    user_keys: int
-
-
-AccessFactory = Callable[[bool, bool | None], AccessPolicy]
-
-
-def access_router(control: AccessControl, access_for: AccessFactory) -> APIRouter:
-    """Changes who may use the worker without a restart (the loaded model stays).
-
-    Only the app's per-launch token reaches it (``/hearth/*``). Keys are re-read from
-    the store here; if that fails the endpoint closes (fail closed) and the caller gets
-    the reason, so the app can show it and keep the endpoint off.
-    """
-    router = APIRouter()
-
-    @router.post("/hearth/v1/access", response_model=AccessState)
-    async def change_access(change: AccessChange) -> AccessState | JSONResponse:
-        try:
-            policy = await asyncio.to_thread(access_for, change.endpoint_open, change.require_key)
-        except HearthError as exc:
-            control.replace(replace(control.policy, endpoint_open=False))
-            body = {"error": {"message": exc.message, "type": "server_error", "param": None,
-                              "code": exc.code}}  # fmt: skip
-            return JSONResponse(body, status_code=503)
-        control.replace(policy)
-        return AccessState(
-            endpoint_open=policy.endpoint_open,
-            key_required=policy.key_required,
-            user_keys=len(policy.user_keys),
-        )
 
     return router

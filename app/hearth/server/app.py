@@ -16,11 +16,13 @@ from hearth.config.engines import EngineRegistry
 from hearth.config.paths import default_paths
 from hearth.core.model_info import LoadConfig
 from hearth.engine.engine import Engine
-from hearth.server.admin_routes import AccessFactory, access_router, admin_router
+from hearth.server.access_routes import AccessFactory, access_router
+from hearth.server.admin_routes import admin_router
 from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.errors import install_error_handlers
 from hearth.server.infill_routes import infill_router
+from hearth.server.listeners import EndpointListener
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
 from hearth.server.ollama_routes import ollama_router
@@ -55,6 +57,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await lifecycle
             await stored_responses.aclose()
+            await endpoint.close()
             await manager.close()
             await remote.close()
 
@@ -82,14 +85,15 @@ def create_app(
     app.include_router(infill_router(pipeline))
     app.include_router(load_router(manager))
     access = AccessControl(replace(policy, allowed_origins=tuple(cors_origins)))
-    if access_for is not None:  # live access changes: only for a worker with a token
-        app.include_router(access_router(access, access_for))
+    endpoint = EndpointListener(app)
+    if access_for is not None:  # the app's worker: its endpoint opens and closes live
+        app.include_router(access_router(access, access_for, endpoint))
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(cors_origins),
             allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_headers=["Authorization", "Content-Type", "x-api-key", "anthropic-version"],
         )
     app.add_middleware(AccessMiddleware, control=access)
     app.add_middleware(RequestLogMiddleware, request_log=request_log)  # outermost: sees 401s

@@ -106,20 +106,23 @@ class ServeOptions:
             allowed_origins=self.cors_origins,
         )
 
-    def access_for(self, endpoint_open: bool, require_key: bool | None) -> AccessPolicy:
-        """A fresh policy for a live change (keys re-read from the store when needed)."""
+    def access_for(
+        self, endpoint_open: bool, require_key: bool | None, loopback: bool
+    ) -> AccessPolicy:
+        """A fresh policy for the app's endpoint listener on a loopback or a network
+        address (keys re-read from the store when one may be needed)."""
         keys, required = _user_keys(
             self.given_keys,
             read=self.read_stored if self.use_stored_keys and endpoint_open else None,
             require_key=require_key,
-            loopback=self.loopback,
+            loopback=loopback,
         )
         return AccessPolicy(
             admin_token=self.worker_token,
             user_keys=keys,
             endpoint_open=endpoint_open,
             require_key=required,
-            loopback_only=self.loopback,
+            loopback_only=loopback,
             allowed_origins=self.cors_origins,
         )
 

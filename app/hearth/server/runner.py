@@ -11,7 +11,6 @@ import contextlib
 import json
 import logging
 import os
-import socket
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ from hearth.config.runtime import now as runtime_now
 from hearth.core.errors import HearthError
 from hearth.engine.engine import Engine
 from hearth.server.app import create_app
+from hearth.server.listeners import bind_socket
 from hearth.server.model_manager import LibraryCatalog, ModelManager
 from hearth.server.options import ServeOptions, validate_options
 
@@ -46,16 +46,6 @@ class _GracefulServer(uvicorn.Server):
         captured = getattr(self, "_captured_signals", None)
         if isinstance(captured, list):
             captured.clear()
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(128)
-    sock.set_inheritable(False)
-    return sock
 
 
 def _announce(host: str, port: int) -> None:

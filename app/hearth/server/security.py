@@ -16,6 +16,7 @@ from enum import Enum
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hearth.server.errors import ANTHROPIC_PREFIX, anthropic_error_json
+from hearth.server.listeners import ENDPOINT_SCOPE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +88,39 @@ class AccessControl:
 
     def __init__(self, policy: AccessPolicy) -> None:
         self._policy = policy
+        self._endpoint: AccessPolicy | None = None
 
     @property
     def policy(self) -> AccessPolicy:
         return self._policy
 
-    def replace(self, policy: AccessPolicy) -> None:
-        if policy.loopback_only != self._policy.loopback_only:
-            raise ValueError("the bound address cannot change while serving")
-        self._policy = replace(policy, allowed_origins=self._policy.allowed_origins)
-        log.info(
-            "access policy replaced: endpoint %s, key %s, %d user keys",
-            "on" if policy.endpoint_open else "off",
-            "required" if policy.key_required else "not required",
-            len(policy.user_keys),
+    @property
+    def endpoint_policy(self) -> AccessPolicy | None:
+        """The policy of the app's endpoint listener (``listeners.EndpointListener``),
+        None while it is closed."""
+        return self._endpoint
+
+    def policy_for(self, scope: Scope) -> AccessPolicy:
+        """The policy for a request, by the listener it came in through."""
+        if not scope.get(ENDPOINT_SCOPE_KEY):
+            return self._policy
+        if self._endpoint is None:  # closed while the request was on its way
+            return replace(self._policy, endpoint_open=False)
+        return self._endpoint
+
+    def set_endpoint(self, policy: AccessPolicy | None) -> None:
+        self._endpoint = (
+            None
+            if policy is None
+            else replace(policy, allowed_origins=self._policy.allowed_origins)
         )
+        if policy is not None:
+            log.info(
+                "endpoint policy: key %s, %d user keys, %s",
+                "required" if policy.key_required else "not required",
+                len(policy.user_keys),
+                "loopback" if policy.loopback_only else "network",
+            )
 
 
 def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
@@ -143,7 +162,7 @@ class AccessMiddleware:
             await self.app(scope, receive, send)
             return
         headers = scope.get("headers", [])
-        policy = self.control.policy
+        policy = self.control.policy_for(scope)
         if policy.loopback_only and not host_is_local(headers):
             await _reject(
                 send, 403, "Requests must use a local host name (localhost).", "forbidden_host"

@@ -236,14 +236,19 @@ class WorkerClient:
         """``POST /hearth/v1/unload``: free the model but keep the worker running."""
         await self._post_json("/hearth/v1/unload")
 
-    async def set_access(self, endpoint_open: bool, require_key: bool) -> None:
-        """``POST /hearth/v1/access``: turn the endpoint on/off and choose whether loopback
-        clients need a key, without a restart (the worker re-reads the keys). A key store
-        it cannot read is a WorkerError with code ``secret_store_unavailable``; the
-        worker has closed its endpoint then."""
-        await self._post_json(
-            "/hearth/v1/access", {"endpoint_open": endpoint_open, "require_key": require_key}
-        )
+    async def set_access(
+        self, endpoint_open: bool, require_key: bool, *, port: int, lan: bool = False
+    ) -> int | None:
+        """``POST /hearth/v1/access``: open, move or close the endpoint on ``port`` (every
+        interface with ``lan``) and choose whether loopback clients need a key, without a
+        restart (the worker re-reads the keys). Returns the port it listens on, None when
+        closed. A key store it cannot read (code ``secret_store_unavailable``) or a port in
+        use (``address_in_use``) is a WorkerError; the endpoint is closed then."""
+        body = {"endpoint_open": endpoint_open, "require_key": require_key, "port": port,
+                "lan": lan}  # fmt: skip
+        state = await self._post_json("/hearth/v1/access", body)
+        port_now = state.get("port") if isinstance(state, dict) else None
+        return int(port_now) if isinstance(port_now, int) else None
 
     async def _post_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
         try:

@@ -102,8 +102,8 @@ class Supervisor:
         self.options = LoadOptions()
         self.endpoint = EndpointOptions()  # for every start(); see set_endpoint()
         self.endpoint_error: str | None = None  # why the endpoint was kept off, if it was
-        self.port: int | None = None  # the port the current worker listens on
-        self._bound_host: str | None = None  # the address the current worker bound
+        self.port: int | None = None  # the worker's private port (the app's own)
+        self.endpoint_port: int | None = None  # where the endpoint listens; None: closed
 
     # ------------------------------------------------------------------ facts
     @property
@@ -140,32 +140,30 @@ class Supervisor:
 
     # ------------------------------------------------------------------ start
     def launch_settings(self) -> LaunchSettings:
-        """What the next worker is started with: model, load choices and endpoint."""
+        """What the next worker is started with: the model and the load choices. It
+        always starts private (loopback, a random port, this launch's token only); the
+        endpoint is opened on it once it is ready (see ``set_endpoint``)."""
         path = self.model_path or NO_MODEL
         settings = LaunchSettings(
             load=self.options.apply(LoadConfig(model_path=path)),
             parent_pid=os.getpid(),  # the worker exits if we die
         )
-        return self.endpoint.apply(settings)
+        return EndpointOptions(enabled=False).apply(settings)
 
     async def start(self, model_path: Path | str, options: LoadOptions | None = None) -> str:
         """Launch a worker for ``model_path`` and wait until it serves; returns the model id.
 
         Replaces any running worker. Raises a SupervisorError subclass with a clear
         message on failure (the worker is stopped then). Cancelling it stops the worker.
-        If the endpoint is on but the stored keys cannot be read, the worker starts with
-        the endpoint off and ``endpoint_error`` says why (fail closed, model still there).
+        Then the endpoint is opened if it is on; if it can't be (keys unreadable, port
+        taken) it stays off, the model still loaded, and ``endpoint_error`` says why.
         """
-        self.endpoint_error = None
-        try:
-            return await self._start(model_path, options)
-        except KeyStoreError as exc:
-            if not self.endpoint.enabled:
-                raise
-            log.warning("keeping the endpoint off: %s", exc)
-            self.endpoint = replace(self.endpoint, enabled=False)
-            self.endpoint_error = str(exc)  # before the status changes: the GUI shows it
-            return await self._start(model_path, options)
+        generation = self._generation + 1
+        model = await self._start(model_path, options)
+        await self._apply_endpoint()  # before "ready": the endpoint's state is settled then
+        if generation == self._generation:
+            self._set_status(WorkerStatus(WorkerState.READY, model=model))
+        return model
 
     async def _start(self, model_path: Path | str, options: LoadOptions | None) -> str:
         await self.stop()
@@ -186,7 +184,6 @@ class Supervisor:
             on_exit=lambda rc: self._handle_exit(proc, exited, rc),
         )
         self._process = proc
-        self._bound_host = settings.host
         self._set_status(WorkerStatus(WorkerState.STARTING, model=self.model_path.name))
         try:
             model = await asyncio.wait_for(self._launch(proc, token, exited), self._start_timeout)
@@ -199,12 +196,10 @@ class Supervisor:
             if error is None:
                 self._set_status(WorkerStatus(WorkerState.STOPPED))
                 raise
-            if not (isinstance(error, KeyStoreError) and self.endpoint.enabled):
-                self._set_status(
-                    WorkerStatus(WorkerState.ERROR, message=str(error), exit_code=exit_code)
-                )
+            self._set_status(
+                WorkerStatus(WorkerState.ERROR, message=str(error), exit_code=exit_code)
+            )
             raise error from exc
-        self._set_status(WorkerStatus(WorkerState.READY, model=model))
         return model
 
     async def _launch(self, proc: WorkerProcess, token: str, exited: asyncio.Event) -> str:
@@ -290,34 +285,32 @@ class Supervisor:
     async def set_endpoint(self, endpoint: EndpointOptions) -> str | None:
         """Use ``endpoint`` from now on; returns the model id, None with no worker.
 
-        Access changes (on/off, key rule, key list) go to the running worker live when
-        it already listens where ``endpoint`` wants: the model stays loaded. A new port
-        or host relaunches it (same model). A key store the worker cannot read keeps
-        the endpoint off; ``endpoint_error`` says why.
+        Every change (on/off, port, LAN, key rule, the key list) goes to the running
+        worker live: the model stays loaded and the request log goes on. A key store the
+        worker cannot read, or a port another program holds, keeps the endpoint off;
+        ``endpoint_error`` says why.
         """
         self.endpoint = endpoint
-        self.endpoint_error = None
         if self._process is None or self.model_path is None:
             return None
-        client = self._client
-        if client is not None and self.ready and self._listens_for(endpoint):
-            try:
-                await client.set_access(endpoint.enabled, endpoint.key_required)
-            except WorkerError as exc:
-                if exc.code != KEY_STORE_UNREADABLE:
-                    raise WorkerStartError(f"The endpoint could not change: {exc}") from exc
-                self.endpoint = replace(endpoint, enabled=False)  # the worker closed it
-                self.endpoint_error = exc.message
-            return self.model_id
-        return await self.start(self.model_path, self.options)
+        if self.ready:
+            await self._apply_endpoint()
+        return self.model_id
 
-    def _listens_for(self, endpoint: EndpointOptions) -> bool:
-        """Whether the running worker's address suits ``endpoint`` (off: loopback only)."""
-        if self._bound_host != LOOPBACK_HOST and not (endpoint.enabled and endpoint.lan):
-            return False
-        if not endpoint.enabled:
-            return True
-        return self._bound_host == endpoint.host and self.port == endpoint.port
+    async def _apply_endpoint(self) -> None:
+        client, endpoint = self._client, self.endpoint
+        self.endpoint_error = None
+        if client is None:
+            return
+        try:
+            self.endpoint_port = await client.set_access(
+                endpoint.enabled, endpoint.require_key, port=endpoint.port, lan=endpoint.lan
+            )
+        except WorkerError as exc:
+            log.warning("keeping the endpoint off: %s", exc.message)
+            self.endpoint = replace(endpoint, enabled=False)  # the worker closed it
+            self.endpoint_error = exc.message
+            self.endpoint_port = None
 
     async def restart(self) -> str:
         """Launch again with the last model and options (e.g. after a crash)."""
@@ -330,7 +323,7 @@ class Supervisor:
         client = None
         if self._process is proc:
             client, self._client, self._process = self._client, None, None
-            self.port = self._bound_host = None
+            self.port = self.endpoint_port = None
         await proc.stop_async()
         if client is not None:
             await client.aclose()

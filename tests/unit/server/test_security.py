@@ -1,5 +1,6 @@
 import pytest
 
+from hearth.server.listeners import ENDPOINT_SCOPE_KEY
 from hearth.server.options import is_loopback
 from hearth.server.security import Access, AccessControl, AccessPolicy, bearer_token, host_is_local
 
@@ -68,13 +69,22 @@ def test_the_token_is_never_a_user_key_and_no_keys_means_nobody_when_required():
     assert AccessPolicy().accepts(None)
 
 
-def test_access_control_swaps_policy_but_never_the_bound_address():
-    control = AccessControl(AccessPolicy(admin_token=TOKEN, allowed_origins=("http://a",)))
-    control.replace(AccessPolicy(admin_token=TOKEN, endpoint_open=False))
-    assert not control.policy.endpoint_open
-    assert control.policy.allowed_origins == ("http://a",)  # origins come from the launch
-    with pytest.raises(ValueError, match="bound address"):
-        control.replace(AccessPolicy(loopback_only=False))
+def test_the_endpoint_listener_has_its_own_policy():
+    """The app's private listener stays token-only; the endpoint listener's requests are
+    judged by the endpoint policy, and refused while it is closed."""
+    private = AccessPolicy(admin_token=TOKEN, endpoint_open=False, allowed_origins=("http://a",))
+    control = AccessControl(private)
+    tagged = {ENDPOINT_SCOPE_KEY: True}
+    assert control.policy_for({}) is private
+    assert control.policy_for(tagged).decide("/v1/models", None) is Access.ENDPOINT_OFF
+    control.set_endpoint(AccessPolicy(admin_token=TOKEN, user_keys=("k",), loopback_only=False))
+    endpoint = control.policy_for(tagged)
+    assert endpoint.decide("/v1/models", None) is Access.NEED_KEY  # the network: a key
+    assert endpoint.decide("/v1/models", "k") is Access.ALLOW
+    assert endpoint.allowed_origins == ("http://a",)  # origins come from the launch
+    assert control.policy_for({}).decide("/v1/models", "k") is Access.ENDPOINT_OFF
+    control.set_endpoint(None)
+    assert control.policy_for(tagged).decide("/v1/models", "k") is Access.ENDPOINT_OFF
 
 
 def test_host_header_must_be_local():

@@ -210,14 +210,14 @@ class ServerPanel(QWidget):
         """Refresh what depends on the worker (call on every worker status change)."""
         opts = self.supervisor.endpoint
         error = self.supervisor.endpoint_error
-        if error:  # the supervisor kept it off (keys unreadable): show that and why
+        if error:  # the supervisor kept it off (keys unreadable, port taken): say why
             self._set_checked(self.enabled_check, False)
             text = f"Off: {error}"
         elif not opts.enabled:
             text = "Off: only Hearth itself can use the model."
         elif self.supervisor.process is None:
             text = f"On (port {opts.port}); it starts when a model is loaded."
-        elif self.supervisor.port == opts.port:
+        elif self.supervisor.endpoint_port == opts.port:
             text = f"On: serving at {self.endpoint().base_url}/v1"
             if opts.lan:
                 text += " to the local network (API key required)"
@@ -236,7 +236,8 @@ class ServerPanel(QWidget):
             view.setPlainText(note + SNIPPETS[kind](ep))
 
     def apply_endpoint(self) -> asyncio.Task[None] | None:
-        """Turn the endpoint on/off with the port and LAN choice shown; relaunches."""
+        """Turn the endpoint on/off with the port and LAN choice shown, live: the model
+        stays loaded."""
         wanted = EndpointOptions(
             enabled=self.enabled_check.isChecked(),
             port=self.port_spin.value(),
@@ -254,7 +255,11 @@ class ServerPanel(QWidget):
         unchanged = (
             wanted == current.endpoint
             and not current.endpoint_error
-            and (current.process is None or not wanted.enabled or current.port == wanted.port)
+            and (
+                current.process is None
+                or not wanted.enabled
+                or current.endpoint_port == wanted.port
+            )
         )
         if unchanged:
             if refused is None:
