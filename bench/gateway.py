@@ -107,15 +107,15 @@ async def load(url: str, model: str, prompts: list[str], tokens: int,
 
 
 async def ttfts(url: str, model: str, n: int, bias: dict[str, float], tag: str) -> list[float]:
-    async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S) as client:
-        out = []
-        for i in range(n):
+    out = []
+    for i in range(n):  # a new connection each: servers may close an idle kept-alive one
+        async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S) as client:
             result = await stream(client, url, model, prompt_text(f"{tag}{i}", 12, i),
                                   TTFT_TOKENS, bias=bias)  # fmt: skip
             if result.error:
                 raise RuntimeError(result.error)
             out.append(result.ttft * 1000.0)
-        return out
+    return out
 
 
 def measure_round(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -422,6 +423,81 @@ def test_a_stream_cut_off_ends_with_an_error_event_in_each_dialect(
                       timeout=30) as response:  # fmt: skip
         events = [line for line in response.iter_lines() if line.startswith("event: ")]
     assert events[-1] == "event: error"
+
+
+# --------------------------------------------------------------------------- llama-server
+
+LLAMA_SERVER = os.environ.get("HEARTH_LLAMA_SERVER") or shutil.which("llama-server")
+
+
+@pytest.fixture(scope="module")
+def llama_remote(
+    tiny_model_q8: Path,
+    gateway: ServeProcess,
+    gateway_config: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    """llama-server (HEARTH_LLAMA_SERVER, or on PATH) as engine ``ls``; its URL."""
+    if not LLAMA_SERVER:
+        pytest.skip("no llama-server binary (set HEARTH_LLAMA_SERVER)")
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama-server") / "llama-server.log"
+    argv = [LLAMA_SERVER, "-m", str(tiny_model_q8), "--host", "127.0.0.1", "--port", str(port),
+            "-np", "2", "-c", "2048", "-t", "2", "--alias", "tiny", "--api-key", REMOTE_KEY,
+            "--jinja"]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text(errors="replace")
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        added = hearth_cli(gateway_config, "engines", "add", "ls", url, "--api-key-stdin",
+                           "--no-probe", stdin=REMOTE_KEY + "\n")  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        yield url
+    finally:
+        hearth_cli(gateway_config, "engines", "rm", "ls")
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_llama_server_as_an_engine_in_every_dialect(
+    gateway: ServeProcess, llama_remote: str
+) -> None:
+    direct_client = openai.OpenAI(base_url=f"{llama_remote}/v1", api_key=REMOTE_KEY, max_retries=0)
+    expected = direct_client.chat.completions.create(model="tiny", messages=HELLO, **GREEDY)  # type: ignore[arg-type]
+    text = expected.choices[0].message.content
+    assert text
+    client = through(gateway)
+    whole = client.chat.completions.create(model="ls/tiny", messages=HELLO, **GREEDY)  # type: ignore[arg-type]
+    assert whole.choices[0].message.content == text
+    stream = client.chat.completions.create(model="ls/tiny", messages=HELLO, stream=True, **GREEDY)  # type: ignore[arg-type]
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == text
+    options = {"temperature": 0, "num_predict": GREEDY["max_tokens"], "seed": 7}
+    body = {"model": "ls/tiny", "messages": HELLO, "stream": False, "options": options}
+    ollama = httpx.post(f"{gateway.base_url}/api/chat", json=body, timeout=60).json()
+    assert ollama["message"]["content"] == text
+    claude = anthropic.Anthropic(base_url=gateway.base_url, api_key="unused", max_retries=0)
+    message = claude.messages.create(model="ls/tiny", max_tokens=GREEDY["max_tokens"],
+                                     messages=HELLO, extra_body={"temperature": 0})  # type: ignore[arg-type]  # fmt: skip
+    assert message.content[0].type == "text" and message.content[0].text == text
+
+
+def test_llama_server_is_probed_for_what_it_is_and_its_context(
+    gateway: ServeProcess, gateway_config: Path, llama_remote: str
+) -> None:
+    listed = hearth_cli(gateway_config, "engines", "ls", "--json")
+    engine = {e["name"]: e for e in json.loads(listed.stdout)}["ls"]
+    assert engine["ok"] and engine["identity"].startswith("llama-server"), engine
+    (model,) = engine["models"]
+    assert model["id"] == "ls/tiny" and model["context_length"] == 1024  # 2048 over 2 slots
 
 
 # --------------------------------------------------------------------------- the CLI

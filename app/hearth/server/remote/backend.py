@@ -113,7 +113,7 @@ class RemoteBackend:
         started = time.perf_counter()
         outgoing = self.client.build_request("POST", path, json=body)
         try:
-            response = await self.client.send(outgoing, stream=True)
+            response = await self._send(outgoing)
         except httpx.HTTPError as exc:
             raise self.failed(request.request_id, info.id, self._transport_error(exc)) from None
         if response.status_code >= 400:
@@ -123,6 +123,16 @@ class RemoteBackend:
         return RemoteGeneration(
             self, response, decoder, info=info, request_id=request.request_id, started=started
         )
+
+    async def _send(self, outgoing: httpx.Request) -> httpx.Response:
+        """Send, once more if a pooled connection turned out closed: servers close idle
+        keep-alive connections, and one closed just as the request went out fails with
+        no response (the engine never saw the request)."""
+        try:
+            return await self.client.send(outgoing, stream=True)
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            log.debug("engine %s: stale connection (%s); sending again", self.name, exc)
+            return await self.client.send(outgoing, stream=True)
 
     def failed(self, request_id: str, model: str, error: HearthError) -> HearthError:
         """``error``, after telling the observer, so the request log names the engine

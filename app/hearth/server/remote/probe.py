@@ -132,9 +132,8 @@ async def probe(
             identity, context = await _identify(client, spec)
             if spec.kind is EngineKind.OLLAMA and not identity.startswith("Hearth"):
                 models = await _with_ollama_contexts(client, models)
-            elif context is not None:
-                models = [m if m.context_length else replace(m, context_length=context)
-                          for m in models]  # fmt: skip
+            elif context is not None:  # what the server runs with, not what it was trained on
+                models = [replace(m, context_length=context) for m in models]
         except httpx.HTTPStatusError as exc:
             status = exc.response.status_code
             hint = " (check its API key)" if status in (401, 403) else ""
