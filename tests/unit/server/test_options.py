@@ -96,7 +96,7 @@ def test_live_access_change_rereads_keys_and_fails_closed() -> None:
         read_stored=read,
     )
     stored.append("hk-new")
-    policy = options.access_for(endpoint_open=True, require_key=True)
+    policy = options.access_for(endpoint_open=True, require_key=True, loopback=True)
     assert policy.user_keys == ("hk-new",) and policy.admin_token == "tok"
     assert policy.decide("/v1/models", "hk-new") is Access.ALLOW
     assert policy.decide("/v1/models", None) is Access.NEED_KEY
@@ -107,5 +107,17 @@ def test_live_access_change_rereads_keys_and_fails_closed() -> None:
         read_stored=_unreadable,
     )
     with pytest.raises(KeyStoreUnreadableError):
-        broken.access_for(endpoint_open=True, require_key=True)
-    assert not broken.access_for(endpoint_open=False, require_key=True).endpoint_open
+        broken.access_for(endpoint_open=True, require_key=True, loopback=True)
+    assert not broken.access_for(endpoint_open=False, require_key=True, loopback=True).endpoint_open
+
+
+def test_a_network_endpoint_always_needs_a_key():
+    options = resolve_options(
+        LaunchSettings(require_key=False),
+        worker=True,
+        environ={"HEARTH_WORKER_TOKEN": "tok"},
+        read_stored=lambda: ("hk-lan",),
+    )
+    policy = options.access_for(endpoint_open=True, require_key=False, loopback=False)
+    assert policy.decide("/v1/models", None) is Access.NEED_KEY
+    assert policy.decide("/v1/models", "hk-lan") is Access.ALLOW
