@@ -176,7 +176,7 @@ def test_load_knobs_and_backend_report(tiny_model_q8):
 def test_unknown_cache_type_is_a_clear_error(tiny_model_q8):
     from hearth.core.errors import HearthError
 
-    with pytest.raises(HearthError, match="(?i)unknown KV.cache type"):
+    with pytest.raises(HearthError, match=r"(?i)unknown KV.cache type"):
         Engine().load(LoadConfig(model_path=tiny_model_q8, n_ctx=256, cache_type_k="q3"))
 
 
