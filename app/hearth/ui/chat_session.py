@@ -56,6 +56,8 @@ from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
+YIELD_EVERY_S = 0.012  # while a stream drains a backlog, give the Qt loop a turn this often
+
 
 class ChatController(QObject):
     generation_finished = Signal(str)
@@ -238,8 +240,14 @@ class ChatController(QObject):
             model=self.supervisor.model_id,
             **request_args(self.effective_sampling(), self.settings),
         )
+        breather = time.monotonic() + YIELD_EVERY_S
         async with contextlib.aclosing(stream):
             async for event in stream:
+                if time.monotonic() > breather:
+                    # Lines already buffered are read without returning to the event
+                    # loop; after a burst (the app was descheduled) let Qt paint.
+                    await asyncio.sleep(0)
+                    breather = time.monotonic() + YIELD_EVERY_S
                 if isinstance(event, ReasoningText):  # reasoning_content: folded above
                     state.deltas += 1
                     state.think.add_reasoning(event)

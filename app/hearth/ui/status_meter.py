@@ -3,8 +3,8 @@
 Sampled every ``INTERVAL_MS`` on a worker thread (psutil's reads, and nvidia-smi for
 VRAM through ``hardware.probe``, can take milliseconds to a second), never on the Qt
 thread; a sample still running when the timer fires again is not doubled. The text
-is the worker process's resident memory and CPU (its children included), the machine's
-RAM in use, and the GPUs' memory in use where there are any.
+is the worker process's resident memory and CPU, the machine's RAM in use, and the
+GPUs' memory in use where there are any.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ INTERVAL_MS = 2000
 
 @dataclass(frozen=True)
 class Sample:
-    worker_rss: int  # bytes resident in the worker (and its children)
-    worker_cpu: float  # percent of one core, summed over the worker's processes
+    worker_rss: int  # bytes resident in the worker process
+    worker_cpu: float  # percent of one core
     ram_used: int
     ram_total: int
     vram_used: int | None  # None: no GPU memory to report
@@ -58,22 +58,19 @@ class Sampler:
         self._procs: dict[int, psutil.Process] = {}
 
     def sample(self, pid: int) -> Sample | None:
+        # The worker process alone: llama.cpp runs in it. (Listing its children would
+        # walk every process of the machine in Python, holding the GIL the Qt thread
+        # needs while a reply streams.)
+        proc = self._procs.get(pid)
         try:
-            root = self._procs.get(pid) or psutil.Process(pid)
-            procs = [root, *root.children(recursive=True)]
+            if proc is None:
+                proc = psutil.Process(pid)
+                proc.cpu_percent(None)  # the first call only starts the measurement
+            rss, cpu = proc.memory_info().rss, proc.cpu_percent(None)
         except psutil.Error:
+            self._procs.pop(pid, None)
             return None
-        rss, cpu = 0, 0.0
-        alive: dict[int, psutil.Process] = {}
-        for proc in procs:
-            known = self._procs.get(proc.pid, proc)
-            try:
-                rss += known.memory_info().rss
-                cpu += known.cpu_percent(None)
-            except psutil.Error:
-                continue
-            alive[proc.pid] = known
-        self._procs = alive
+        self._procs = {pid: proc}
         mem = psutil.virtual_memory()
         gpus = [g for g in self._gpus() if not g.unified_memory]
         vram_total = sum(g.total_bytes for g in gpus) or None
@@ -113,8 +110,7 @@ class StatusMeter(QLabel):
     def set_active(self, active: bool) -> None:
         """Meter while a model is loaded; nothing (and no sampling) otherwise."""
         if active and not self._timer.isActive():
-            self._timer.start()
-            self.refresh()
+            self._timer.start()  # the first sample after one interval: not during load
         elif not active:
             self._timer.stop()
             self.last = None
