@@ -195,7 +195,7 @@ def test_a_swap_ends_running_streams_with_an_error(tiny_model_q8, tiny_model_q4k
         assert "stop" not in finishes and "length" not in finishes
         assert "error" in chunks[-1]
         assert "unloaded" in chunks[-1]["error"]["message"]
-        assert sum(len(c["choices"][0]["text"]) for c in chunks if c.get("choices")) < 400
+        assert len([c for c in chunks if c.get("choices")]) < 400  # cut short
     finally:
         server.stop()
 

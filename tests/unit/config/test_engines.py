@@ -112,10 +112,19 @@ def test_replacing_without_a_key_forgets_the_old_key(registry: EngineRegistry) -
 
 
 def test_a_key_the_store_refuses_leaves_the_file_unchanged() -> None:
-    registry = EngineRegistry()  # the configured store: the tests' null keyring refuses
-    with pytest.raises(SecretStoreError, match="--store file"):
-        registry.add("gpu-box", "http://gpu:8000", api_key=KEY)
-    assert registry.engines() == ()
+    import keyring
+    from keyring.backends.null import Keyring as NullKeyring
+
+    # keyring picks its backend once per process: set the refusing one for this test.
+    previous = keyring.get_keyring()
+    keyring.set_keyring(NullKeyring())
+    try:
+        registry = EngineRegistry()  # the configured store: the null keyring refuses
+        with pytest.raises(SecretStoreError, match="--store file"):
+            registry.add("gpu-box", "http://gpu:8000", api_key=KEY)
+        assert registry.engines() == ()
+    finally:
+        keyring.set_keyring(previous)
 
 
 def test_changes_by_another_writer_are_seen(registry: EngineRegistry) -> None:
