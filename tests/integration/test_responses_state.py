@@ -16,20 +16,10 @@ import httpx
 import openai
 import pytest
 
+from response_tools import WEATHER
 from server_process import start_serve
 
 MODEL = "hearth-tiny-Q8_0"
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "Current weather for a city",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string", "maxLength": 12}, "days": {"type": "integer"}},
-        "required": ["city", "days"],
-        "additionalProperties": False,
-    },
-}
 RULES = "Answer briefly."
 ENDINGS = ("response.completed", "response.incomplete")
 

@@ -17,7 +17,7 @@ from hearth.library.quantize_job import JobState, QuantizeJob, default_launcher,
 
 FAKE_CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, sys, threading
     src, dst, qtype = sys.argv[1:4]
     mode = src
     part = dst + ".part"
@@ -27,8 +27,8 @@ FAKE_CHILD = textwrap.dedent(
     open(part, "wb").write(b"GGUF partial")
     for i in range(1, 5):
         emit(event="progress", fraction=i / 4, tensor=i, tensors=4)
-        if mode == "slow":
-            time.sleep(30)
+        if mode == "slow":  # stays busy until the job under test cancels it
+            threading.Event().wait(30)
     if mode == "fail":
         emit(event="error", message="llama.cpp could not quantize it")
         sys.exit(1)
