@@ -129,10 +129,16 @@ def test_the_request_log_hides_start_up_health_probes(qtbot: QtBot) -> None:
         {"method": "GET", "path": "/health", "status": 200, "finished_at": 2.0},
         {"method": "GET", "path": "/v1/models", "status": 503, "finished_at": 3.0},
         {"method": "GET", "path": "/health", "status": 503, "finished_at": 4.0},
+        {"method": "POST", "path": "/hearth/v1/access", "status": 200, "finished_at": 5.0},
+        {"method": "POST", "path": "/hearth/v1/access", "status": 401, "finished_at": 6.0},
     ]
     table.show_rows(rows)
-    assert table.column_texts("Request") == ["GET /health", "GET /v1/models"]
-    assert table.column_texts("Status") == ["200 OK", "503 Service Unavailable"]
+    assert table.column_texts("Request") == [
+        "GET /health", "GET /v1/models", "POST /hearth/v1/access"
+    ]  # fmt: skip
+    assert table.column_texts("Status") == [
+        "200 OK", "503 Service Unavailable", "401 Unauthorized"
+    ]  # fmt: skip
 
 
 def test_counts_are_pluralised() -> None:

@@ -5,9 +5,11 @@ tokens, speed) and what was refused (a wrong key, an unknown model), so every ro
 the HTTP status, failures in red. Rows come from ``GET /hearth/v1/requests`` (newest
 first); cells are updated in place so a poll every second costs almost nothing.
 
-``GET /health`` answered 503 is hidden: it means "still loading", which is what the
-GUI's own start-up probes (and any client waiting for the model) are told, not a
-failure worth a red row.
+The app's own traffic is hidden: ``GET /health`` answered 503 means "still loading",
+which is what the GUI's start-up probes are told, and a successful
+``POST /hearth/v1/access`` is the app turning its endpoint on or off. Neither is a
+request from another program; a refused access call (someone without the app's token)
+is still shown.
 """
 
 from __future__ import annotations
@@ -36,12 +38,17 @@ LOG_COLUMNS = (
 )  # fmt: skip
 COL_STATUS = LOG_COLUMNS.index("Status")
 HEALTH_PATH = "/health"
+ACCESS_PATH = "/hearth/v1/access"
 LOADING = http.HTTPStatus.SERVICE_UNAVAILABLE
 
 
-def loading_probe(row: dict[str, Any]) -> bool:
-    """A health check answered "still loading" (the GUI's start-up probes)."""
-    return row.get("path") == HEALTH_PATH and row.get("status") == LOADING
+def apps_own(row: dict[str, Any]) -> bool:
+    """The app's own housekeeping: start-up health probes told "still loading", and
+    its endpoint switch answered OK."""
+    path, status = row.get("path"), row.get("status")
+    return (path == HEALTH_PATH and status == LOADING) or (
+        path == ACCESS_PATH and status == http.HTTPStatus.OK
+    )
 
 
 def status_text(row: dict[str, Any]) -> str:
@@ -98,7 +105,7 @@ class RequestLogTable(QTableWidget):
         self.verticalHeader().setVisible(False)
 
     def show_rows(self, rows: list[dict[str, Any]]) -> None:
-        rows = [row for row in rows if not loading_probe(row)]
+        rows = [row for row in rows if not apps_own(row)]
         red = QBrush(QColor(tokens_for(self.palette()).danger))  # readable in both themes
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
