@@ -55,7 +55,9 @@ def start_serve(
     parallel: int = 4,
     wait: bool = True,
 ) -> ServeProcess:
-    port = free_port()
+    """``hearth serve`` with ``extra`` flags; on a free port unless ``extra`` names one
+    (``"--port", P``), and ``ServeProcess.port`` is the port it was given either way."""
+    port, extra = _port_of(extra)
     log_path = log_dir / f"serve-{port}.log"
     args = [
         sys.executable,
@@ -82,6 +84,22 @@ def start_serve(
     if wait:
         wait_healthy(server)
     return server
+
+
+def _port_of(extra: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    """The port ``extra`` asks for (its last ``--port P`` or ``--port=P``, as argparse
+    reads it) or a free one, and ``extra`` without it: the port is passed once."""
+    port: int | None = None
+    rest: list[str] = []
+    args = iter(extra)
+    for arg in args:
+        if arg == "--port":
+            port = int(next(args))
+        elif arg.startswith("--port="):
+            port = int(arg.removeprefix("--port="))
+        else:
+            rest.append(arg)
+    return (port if port is not None else free_port()), tuple(rest)
 
 
 def wait_healthy(server: ServeProcess, timeout: float = 90.0) -> None:

@@ -27,7 +27,7 @@ import openai
 import pytest
 
 from gguf_factory import EOS_ID
-from server_process import ServeProcess, free_port, start_serve, wait_healthy
+from server_process import ServeProcess, free_port, start_serve
 
 REMOTE_KEY = "sk-remote-engine-key-0123456789"
 WRONG_KEY = "sk-wrong-engine-key-9876543210"
@@ -106,10 +106,7 @@ def remote_model(remote: ServeProcess) -> str:
 
 def serve_on(port: int, model: Path, log_dir: Path) -> ServeProcess:
     """``hearth serve`` on a given port (the same one again after a restart)."""
-    served = start_serve(model, log_dir, "--port", str(port), parallel=1, wait=False)
-    served.port = port  # the later --port wins
-    wait_healthy(served)
-    return served
+    return start_serve(model, log_dir, "--port", str(port), parallel=1)
 
 
 def direct(remote: ServeProcess) -> openai.OpenAI:

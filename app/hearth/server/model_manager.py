@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from hearth.core.errors import (
@@ -38,6 +38,7 @@ from hearth.server.catalog import (
     model_matches,
     path_matches,
 )
+from hearth.server.idle_unload import IdleClock
 from hearth.server.model_state import LifecycleState, ModelState, StateBroadcast
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# While a stream outlives its handler, an expired model is checked again this often.
-_BUSY_RECHECK_S = 0.25
 _PROGRESS_STEP = 0.01
 
 
@@ -73,19 +72,15 @@ class ModelManager:
         self._jit = jit
         self._initial = base_config if initial else None
         self._on_initial_failure = on_initial_failure
-        self._default_ttl = ttl_s
-        self._session_s = ttl_s  # how long the model stays loaded after the last request
+        self._idle = IdleClock(ttl_s)  # when an idle model is unloaded (TTL, keep_alive)
         self._lock = asyncio.Lock()
         self._broadcast = StateBroadcast()
-        self._wake = asyncio.Event()  # the idle timer's inputs changed
         self._cancel = threading.Event()
         self._last_good: LoadConfig | None = None
         self._attempts = 0
         self._finished = 0  # loads that ended, well or not
         self._loads = 0
         self._failures: dict[Path, tuple[int, HearthError]] = {}
-        self._in_use = 0
-        self._last_used = time.monotonic()
         self._background: set[asyncio.Task[object]] = set()
         # A load announced but not begun: whoever takes the lock first (the background
         # task, or a request that arrived before it) performs it.
@@ -117,7 +112,7 @@ class ModelManager:
         error: str | None = None,
     ) -> None:
         self._broadcast.publish(ModelState(state, progress, model_id, error, self._loads))
-        self._wake.set()
+        self._idle.wake.set()
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -125,22 +120,19 @@ class ModelManager:
         unloading the model once it has been idle for its session time."""
         if self._initial is not None:
             await self._load_pending(self._initial)
-        await self._expire_idle()
+        await self._idle.run(
+            loaded=lambda: self.engine.info is not None,
+            changing=self._lock.locked,
+            unload_if_idle=self._unload_if_idle,
+        )
 
     # ------------------------------------------------------------------ requests
     def touch(self) -> None:
-        self._last_used = time.monotonic()
-        self._wake.set()
+        self._idle.touch()
 
-    @contextlib.contextmanager
-    def in_use(self) -> Iterator[None]:
+    def in_use(self) -> contextlib.AbstractContextManager[None]:
         """Count a request that uses the model; an idle unload waits for none to remain."""
-        self._in_use += 1
-        try:
-            yield
-        finally:
-            self._in_use -= 1
-            self.touch()
+        return self._idle.in_use()
 
     async def resolve(self, requested: str | None, *, keep_alive: float | None = None) -> ModelInfo:
         """The model to serve ``requested`` with, loading it first when needed.
@@ -149,10 +141,7 @@ class ModelManager:
         this request: 0 unloads it once idle, a negative value keeps it. It applies to
         this request only; a request without it restores the server's own TTL.
         """
-        self._session_s = (
-            self._default_ttl if keep_alive is None else None if keep_alive < 0 else keep_alive
-        )
-        self.touch()
+        self._idle.keep_alive(keep_alive)
         info = self.engine.info
         if info is not None and not self._lock.locked() and _serves(info, requested):
             return info
@@ -169,7 +158,7 @@ class ModelManager:
                 log.info("loading %s on demand", config.model_path)
                 return await self._load_locked(config)
         finally:
-            self._wake.set()  # the idle timer skips its turn while the lock is held
+            self._idle.wake.set()  # the idle timer skips its turn while the lock is held
 
     def _target(self, requested: str | None) -> LoadConfig:
         pending = self._pending
@@ -338,47 +327,19 @@ class ModelManager:
 
     def expires_in(self) -> float | None:
         """Seconds until the loaded model is unloaded for idleness if nothing uses it;
-        None while it is kept (no TTL, ``keep_alive`` < 0, in use, or nothing loaded)."""
-        session = self._session_s
-        if session is None or self.engine.info is None:
-            return None
-        if self._in_use:
-            return session
-        return max(0.0, self._last_used + session - time.monotonic())
-
-    def _expiry(self) -> float | None:
-        """When the loaded model may be unloaded for idleness, if ever (not while a
-        request uses it)."""
-        session = self._session_s
-        if session is None or self.engine.info is None or self._in_use:
-            return None
-        return self._last_used + session
-
-    async def _expire_idle(self) -> None:
-        while True:
-            self._wake.clear()
-            deadline = self._expiry()
-            delay = None if deadline is None else deadline - time.monotonic()
-            if self._lock.locked():  # a lifecycle change runs; it wakes the timer after
-                delay = None
-            if delay is None or delay > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), delay)
-                continue
-            if not await self._unload_if_idle():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), _BUSY_RECHECK_S)
+        None while it is kept (no TTL, ``keep_alive`` < 0, or nothing loaded)."""
+        return self._idle.expires_in(self.engine.info is not None)
 
     async def _unload_if_idle(self) -> bool:
         """Unload if nothing uses the model; False while a stream still runs on it."""
         async with self._lock:
-            deadline = self._expiry()
+            deadline = self._idle.expiry(self.engine.info is not None)
             if deadline is None or time.monotonic() < deadline:
                 return True
             status = self.engine.status()
             if status is not None and (any(s.busy for s in status.slots) or status.queue_depth):
                 return False
-            log.info("unloading the model after %.1f s idle", self._session_s or 0.0)
+            log.info("unloading the model after %.1f s idle", self._idle.session_s or 0.0)
             await self._unload_locked("The model was unloaded after being idle.")
             return True
 
