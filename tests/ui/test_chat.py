@@ -166,7 +166,7 @@ def test_chat_history_regenerate_edit_search_export(
             '    return f"Hello, {name}!"  # friendly\n```\n\nAnd a list:\n\n- one\n- two\n'
         )
         index = len(view.code_blocks) - 1
-        view._link_clicked(QUrl(f"copy:{index}"))
+        view.transcript.anchorClicked.emit(QUrl(f"copy:{index}"))  # its Copy link
         assert QGuiApplication.clipboard().text().startswith("def greet(name):")
         window.resize(1200, 760)
         shot = tmp_path / "chat.png"

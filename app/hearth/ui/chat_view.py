@@ -1,62 +1,30 @@
 """The chat pane: transcript, input, Send / Stop / Regenerate, and a stats footer.
 
-Streaming text is never painted per delta: deltas are queued in a ``MarkdownWriter``
-and a timer draws them at most every ``FLUSH_INTERVAL_MS`` (~60 fps). Each frame draws
-only what is new: finished markdown blocks once, plus the still-growing tail. The view
-holds no conversation state; ``ChatController`` drives it.
+The pane decides what can be done (buttons, Esc, the first-launch empty state, the
+theme, the reading width); the transcript itself, drawn as replies stream, is
+``chat_transcript.ChatTranscript``. The view holds no conversation state;
+``ChatController`` drives it.
 """
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import (
-    QColor,
-    QDesktopServices,
-    QGuiApplication,
-    QKeySequence,
-    QResizeEvent,
-    QShortcut,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-)
-from PySide6.QtWidgets import (
-    QLabel,
-    QStackedWidget,
-    QTextBrowser,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from hearth.ui.chat_composer import ChatComposer
+from hearth.ui.chat_transcript import ChatTranscript
 from hearth.ui.empty_state import chat_empty_state
-from hearth.ui.md_render import (
-    COPY_SCHEME,
-    FOLD_SCHEME,
-    MarkdownWriter,
-    prepare_document,
-    toggle_fold,
-)
-from hearth.ui.message_card import (
-    CARD_SCHEME,
-    Card,
-    CardHover,
-    CardIndex,
-    CardMeta,
-    MessageActions,
-    draw_heading,
-    draw_reasoning,
-    tint_blocks,
-)
+from hearth.ui.md_render import MarkdownWriter
+from hearth.ui.message_card import Card, CardMeta
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import Tokens
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL_MS = 16
 READING_WIDTH = 760  # px of text per line at most; wider windows get side margins
 
 
@@ -83,26 +51,16 @@ class ChatView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tokens: Tokens = tokens_for(self.palette())
-        self.transcript = QTextBrowser(self)
-        self.transcript.setObjectName("transcript")
-        self.transcript.setAccessibleName("Conversation transcript")
-        self.transcript.setOpenLinks(False)
-        self.transcript.anchorClicked.connect(self._link_clicked)
-        prepare_document(self.transcript.document(), self.tokens)
-        # An explicit minimum: the reading-width margins below must not raise the
-        # transcript's minimum size (and with it the window's).
-        self.transcript.setMinimumSize(240, 120)
+        self.transcript = ChatTranscript(self.tokens, lambda: self._generating, self)
+        self.transcript.card_action.connect(self._card_action)
+        self.transcript.updated.connect(self.transcript_updated.emit)
         self.empty_state = chat_empty_state(
             self.load_model_requested.emit, self.recommended_requested.emit, self
         )
-        self.code_blocks: list[list[str]] = []
-        self.code_headers: dict[int, int] = {}  # for folding long code blocks
-        self.cards = CardIndex()
-        self.card_actions = MessageActions(self.tokens, self.transcript.viewport())
-        self.card_actions.triggered.connect(self._card_action)
-        self._hover = CardHover(
-            self.transcript, self.cards, self.card_actions, lambda: self._generating
-        )
+        # The transcript's own (the same objects), kept here for callers and tests.
+        self.code_blocks = self.transcript.code_blocks
+        self.cards = self.transcript.cards
+        self.card_actions = self.transcript.card_actions
         self.stats_label = QLabel(self)
         self.stats_label.setObjectName("chatStats")
         self.stats_label.setAccessibleName("Reply statistics")
@@ -133,12 +91,6 @@ class ChatView(QWidget):
         self._can_send = False
         self._can_regenerate = False
         self._generating = False
-        self._writer: MarkdownWriter | None = None
-        self.streamed_chars = 0
-        self.flush_count = 0
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
-        self._flush_timer.timeout.connect(self.flush)
 
         self.send_button.clicked.connect(self._submit)
         self.input.submitted.connect(self._submit)
@@ -180,8 +132,7 @@ class ChatView(QWidget):
             tokens = tokens_for(self.palette())
             if tokens is not self.tokens:
                 self.tokens = tokens
-                prepare_document(self.transcript.document(), tokens)
-                self.card_actions.set_tokens(tokens)
+                self.transcript.set_tokens(tokens)
                 self._refresh_icons()
                 self.theme_changed.emit()
         super().changeEvent(event)
@@ -204,11 +155,7 @@ class ChatView(QWidget):
 
     def set_generating(self, generating: bool) -> None:
         self._generating = generating
-        if generating:
-            self._flush_timer.start()
-        else:
-            self._flush_timer.stop()
-            self.flush()
+        self.transcript.set_streaming(generating)
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -249,50 +196,9 @@ class ChatView(QWidget):
         self.stats_label.setText(text)
 
     # ------------------------------------------------------------------ transcript
-    def _end(self) -> QTextCursor:
-        cursor = QTextCursor(self.transcript.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        return cursor
-
-    def _following(self) -> bool:
-        bar = self.transcript.verticalScrollBar()
-        return bar.value() >= bar.maximum() - 4
-
-    def _scroll_to_end(self) -> None:
-        bar = self.transcript.verticalScrollBar()
-        bar.setValue(bar.maximum())
-
-    def _card(self, role: str, index: int | None, meta: CardMeta) -> int:
-        """Start a card at the end: its heading, then an empty block for the body.
-        Returns where the card starts."""
-        cursor = self._end()
-        start = cursor.position() + (0 if self.transcript.document().isEmpty() else 1)
-        n = index if index is not None else len(self.cards)
-        draw_heading(cursor, self.tokens, role, n, meta)
-        self.cards.add(Card(n, role, start))
-        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
-        return start
-
-    def _new_writer(self) -> MarkdownWriter:
-        """A writer for the message whose (empty) body block ends the document."""
-        return MarkdownWriter(
-            self.transcript.document(),
-            self.code_blocks,
-            reuse_last_block=True,
-            tokens=self.tokens,
-            code_headers=self.code_headers,
-        )
-
+    # What ChatController draws; the drawing itself is ChatTranscript's.
     def add_user_turn(self, text: str, index: int | None = None) -> None:
-        """The user's message, as markdown, on the bubble's tint."""
-        follow = self._following()
-        start = self._card("user", index, CardMeta())
-        writer = self._new_writer()
-        writer.set_text(text)
-        tint_blocks(self._end(), start, self.tokens)
-        if follow:
-            self._scroll_to_end()
-        self.transcript_updated.emit()
+        self.transcript.add_user_turn(text, index)
 
     def add_assistant_message(
         self,
@@ -303,117 +209,52 @@ class ChatView(QWidget):
         index: int | None = None,
         meta: CardMeta | None = None,
     ) -> None:
-        """A finished reply from the history, drawn at once."""
-        meta = meta or CardMeta()
-        self._card("assistant", index, meta)
-        if meta.reasoning:
-            draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
-        writer = self._new_writer()
-        writer.set_text(text)
-        if note:
-            self._note(note, error=error, separate=bool(text))
-        self.transcript_updated.emit()
+        self.transcript.add_assistant_message(text, note, error=error, index=index, meta=meta)
 
     def begin_assistant_turn(self, index: int | None = None, meta: CardMeta | None = None) -> None:
-        self.flush()
-        self.streamed_chars = 0
-        self._card("assistant", index, meta or CardMeta())  # the reply goes in its body
-        self._writer = self._new_writer()
-        self._scroll_to_end()
-        self.transcript_updated.emit()
+        self.transcript.begin_assistant_turn(index, meta)
 
     def show_reasoning(self, meta: CardMeta) -> None:
-        """The streaming reply finished thinking: its fold goes above the answer (call
-        before the answer's first delta)."""
-        if self._writer is None or self.streamed_chars or self._writer.has_pending:
-            return
-        draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
-        self.transcript_updated.emit()
+        self.transcript.show_reasoning(meta)
 
     def append_delta(self, text: str) -> None:
-        """Queue streamed text; it appears at the next flush (≤ ~16 ms)."""
-        if self._writer is None:
-            self.begin_assistant_turn()
-        assert self._writer is not None
-        self._writer.append(text)
-        self.streamed_chars += len(text)
-        if not self._flush_timer.isActive():
-            self._flush_timer.start()
+        self.transcript.append_delta(text)
 
     def flush(self) -> None:
-        writer = self._writer
-        if writer is None or not writer.has_pending:
-            return
-        follow = self._following()
-        writer.render()
-        if follow:
-            self._scroll_to_end()
-        self.flush_count += 1
-        self.transcript_updated.emit()
+        self.transcript.flush()
 
     def end_assistant_turn(self, note: str | None = None, *, error: bool = False) -> None:
-        """Close the reply; ``note`` (e.g. "stopped" or an error) is shown after it."""
-        follow = self._following()
-        if self._writer is not None:
-            self._writer.finish()
-            self._writer = None
-        if note:
-            self._note(note, error=error, separate=self.streamed_chars > 0)
-        if follow:
-            self._scroll_to_end()
-        self.transcript_updated.emit()
-
-    def _note(self, note: str, *, error: bool, separate: bool) -> None:
-        fmt = QTextCharFormat()
-        fmt.setForeground(QColor(self.tokens.danger if error else self.tokens.text_muted))
-        fmt.setFontItalic(True)
-        cursor = self._end()
-        if separate and cursor.block().length() > 1:
-            cursor.insertBlock(QTextBlockFormat(), fmt)
-        cursor.insertText(f"[{note}]", fmt)
+        self.transcript.end_assistant_turn(note, error=error)
 
     def clear_transcript(self) -> None:
-        self._writer = None
-        self.code_blocks.clear()
-        self.code_headers.clear()
-        self.cards.clear()
-        self.card_actions.hide()
-        self.transcript.clear()
+        self.transcript.reset()
         self.stats_label.clear()
         self.transcript_updated.emit()
 
     def transcript_text(self) -> str:
         return self.transcript.toPlainText()
 
-    # ------------------------------------------------------------------ links
+    @property
+    def streamed_chars(self) -> int:
+        """Characters of the current reply received so far (shown or queued)."""
+        return self.transcript.streamed_chars
+
+    @property
+    def flush_count(self) -> int:
+        """Frames drawn since the view was made."""
+        return self.transcript.flush_count
+
+    @property
+    def _writer(self) -> MarkdownWriter | None:  # bench/ui.py times its renders
+        return self.transcript.writer
+
     def copy_code(self, index: int) -> str:
         """Put code block ``index`` on the clipboard; returns its text."""
-        text = "\n".join(self.code_blocks[index]) if 0 <= index < len(self.code_blocks) else ""
-        QGuiApplication.clipboard().setText(text)
-        return text
+        return self.transcript.copy_code(index)
 
     def fold_code(self, index: int) -> bool:
         """Fold or show long code block ``index``; True when it is now folded."""
-        if index not in self.code_headers:
-            return False
-        doc = self.transcript.document()
-        folded = toggle_fold(doc, self.code_headers[index], len(self.code_blocks[index]))
-        self.transcript.viewport().update()
-        return folded
-
-    def _link_clicked(self, url: QUrl) -> None:
-        href = url.toString()
-        if href.startswith(COPY_SCHEME):
-            self.copy_code(int(href[len(COPY_SCHEME) :]))
-        elif href.startswith(FOLD_SCHEME):
-            self.fold_code(int(href[len(FOLD_SCHEME) :]))
-        elif href.startswith(CARD_SCHEME):
-            kind, _, index = href[len(CARD_SCHEME) :].partition(":")
-            self._card_action(kind, int(index))
-        elif url.scheme() in ("http", "https"):
-            QDesktopServices.openUrl(url)
-        else:
-            log.info("ignored link %s", href)
+        return self.transcript.fold_code(index)
 
     # ------------------------------------------------------------------ cards
     def _card_action(self, kind: str, index: int) -> None:
@@ -423,4 +264,4 @@ class ChatView(QWidget):
 
     def hover(self, pos: QPoint) -> Card | None:
         """Show the actions of the card at viewport position ``pos``; that card."""
-        return self._hover.hover(pos)
+        return self.transcript.hover(pos)

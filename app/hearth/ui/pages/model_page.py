@@ -1,12 +1,13 @@
 """Discover's model page: one repo's quantizations, their fit, and its model card.
 
-Each row is a file (quant, size), a coloured fit chip with the speed estimate for this
-machine, and a button that follows the file's download: "Download", "Downloading
-34%", "Retry" after a failure, and "Load" once the verified file is on disk (Load
-opens the Load dialog through ``load_requested``). A row that won't fit asks before
-downloading. The fit check reads one file's header with a ranged GET
-(``remote_metadata``) and scales it to every row (``rank_quantizations``); the README
-is shown beside the table (``ui.model_card``). Hub calls run on worker threads.
+Each row (``quant_table.QuantTable``) is a file (quant, size), a coloured fit chip
+with the speed estimate for this machine, and a button that follows the file's
+download: "Download", "Downloading 34%", "Retry" after a failure, and "Load" once the
+verified file is on disk (Load opens the Load dialog through ``load_requested``). A
+row that won't fit asks before downloading. The fit check reads one file's header
+with a ranged GET (``remote_metadata``) and scales it to every row
+(``rank_quantizations``); the README is shown beside the table (``ui.model_card``).
+Hub calls run on worker threads.
 """
 
 from __future__ import annotations
@@ -19,21 +20,16 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from hearth.core.errors import HearthError
-from hearth.core.units import format_bytes
 from hearth.hardware.fit import (
     ContextPlan,
     FitEstimate,
@@ -48,10 +44,10 @@ from hearth.hub.header import remote_metadata
 from hearth.hub.names import local_model_path
 from hearth.hub.readme import fetch_readme
 from hearth.hub.sidecar import part_path
-from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
+from hearth.ui.fit_chip import FitChip
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.model_card import ModelCard
-from hearth.ui.pages.common import button, button_cell, plural
+from hearth.ui.pages.common import button, plural
 from hearth.ui.pages.download_button import (
     LOAD,
     RESUME,
@@ -61,13 +57,13 @@ from hearth.ui.pages.download_button import (
     show_state,
 )
 from hearth.ui.pages.fit_confirm import ask_wont_fit
+from hearth.ui.pages.quant_table import QuantTable
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
-COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
 GATED_NOTE = (
     " This repo is gated: accept its terms on the Hub, and add your token in "
     "Settings > Hugging Face account."
@@ -104,7 +100,6 @@ class ModelPage(QWidget):
         self.repo_id = ""
         self.listing: RepoListing | None = None
         self.estimates: dict[str, FitEstimate] = {}
-        self.buttons: dict[str, QPushButton] = {}  # model name -> its row's button
         self._events: dict[str, DownloadEvent] = {}  # file path in the repo -> latest
         self._downloading: str | None = None  # label named in the status line
         self._warn = ""  # "it won't fit" note of that download
@@ -128,17 +123,7 @@ class ModelPage(QWidget):
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Model page status")
-        self.table = QTableWidget(0, 5, self)
-        self.table.setHorizontalHeaderLabels(["File", "Quant", "Size", "Fit here", ""])
-        self.table.setAccessibleName("Quantizations")
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(40)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
-        for col in (COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table = QuantTable(self)
         self.model_card = ModelCard(self)
         top = QHBoxLayout()
         top.addWidget(self.back_button)
@@ -161,6 +146,11 @@ class ModelPage(QWidget):
         layout.addWidget(self.split, 1)
         services.download_event.connect(self._on_download_event)
 
+    @property
+    def buttons(self) -> dict[str, QPushButton]:
+        """Model name -> its row's button."""
+        return self.table.buttons
+
     # ------------------------------------------------------------------ open
     def model_card_url(self) -> QUrl:
         return QUrl(f"{hub_endpoint()}/{self.repo_id}")
@@ -172,12 +162,11 @@ class ModelPage(QWidget):
         self.repo_id = repo_id
         self.listing = None
         self.estimates = {}
-        self.buttons = {}
         self._events = {}
         self._downloading = None
         self.title.setText(repo_id)
         self.status.setText("Listing the files…")
-        self.table.setRowCount(0)
+        self.table.reset()
         self.model_card.show_message("Reading the model card…")
         if self._card_task is not None:
             self._card_task.cancel()
@@ -218,23 +207,7 @@ class ModelPage(QWidget):
         await self._fit(listing)
 
     def _fill(self, listing: RepoListing) -> None:
-        self.table.setRowCount(len(listing.models))
-        for row, model in enumerate(listing.models):
-            name = model.files[0].path if len(model.files) == 1 else f"{model.name} (split)"
-            self.table.setItem(row, COL_FILE, QTableWidgetItem(name))
-            self.table.setItem(row, COL_QUANT, QTableWidgetItem(model.quant or "?"))
-            size = QTableWidgetItem(format_bytes(model.total_size))
-            size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            self.table.setItem(row, COL_SIZE, size)
-            self.table.setCellWidget(row, COL_FIT, chip_cell())
-            label = model.quant or model.name
-            btn = button("Download", f"Download {label}", partial(self._clicked, model))
-            btn.setMinimumWidth(150)
-            btn.setEnabled(model.complete)
-            if not model.complete:
-                btn.setToolTip("Some parts of this split model are missing on the Hub.")
-            self.buttons[model.name] = btn
-            self.table.setCellWidget(row, COL_ACTION, button_cell(btn))
+        self.table.fill(listing.models, self._clicked)
         note = GATED_NOTE if listing.gated else ""
         self.status.setText(f"{plural(len(listing.models), 'file')}.{note}")
 
@@ -247,7 +220,7 @@ class ModelPage(QWidget):
             self._restart(self._fit(self.listing))
 
     def chip(self, row: int) -> FitChip | None:
-        return cell_chip(self.table.cellWidget(row, COL_FIT))
+        return self.table.chip(row)
 
     async def _fit(self, listing: RepoListing) -> None:
         ref = next((m for m in listing.models if m.complete), listing.models[0])
@@ -262,9 +235,7 @@ class ModelPage(QWidget):
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
         except Exception as exc:
-            for row in range(self.table.rowCount()):
-                if (chip := self.chip(row)) is not None:
-                    chip.set_unknown("Unknown")
+            self.table.set_fit_unknown()
             self.status.setText(f"Could not check the fit: {_message(exc)}")
             return
         candidates = [
@@ -273,17 +244,8 @@ class ModelPage(QWidget):
             if m.total_size
         ]
         ranked = await in_thread(rank_quantizations, meta, candidates, plan, system)
-        active = active_fraction(meta)
         self.estimates = {c.name or c.label: est for c, est in ranked}
-        for row, model in enumerate(listing.models):
-            est = self.estimates.get(model.name)
-            chip = self.chip(row)
-            if chip is None:
-                continue
-            if est is None:
-                chip.set_unknown("Unknown")
-            else:
-                chip.set_chip(chip_for_estimate(est, bandwidth, active))
+        self.table.show_fit(self.estimates, bandwidth, active_fraction(meta))
 
     def fit_texts(self) -> list[str]:
         """The verdict of each row ("full GPU offload", "won't fit"...; "" unknown)."""
@@ -335,16 +297,8 @@ class ModelPage(QWidget):
             show_state(btn, state, model.quant or model.name)
 
     def button_text(self, quant: str) -> str:
-        btn = self._button_for(quant)
+        btn = self.table.button_for(quant)
         return btn.text() if btn is not None else ""
-
-    def _button_for(self, quant: str) -> QPushButton | None:
-        if self.listing is None:
-            return None
-        for model in self.listing.models:
-            if (model.quant or "").upper() == quant.upper():
-                return self.buttons.get(model.name)
-        return None
 
     # ------------------------------------------------------------------ actions
     def _clicked(self, model: GgufModel) -> None:
@@ -411,9 +365,4 @@ class ModelPage(QWidget):
 
     def download_button(self, quant: str) -> QWidget | None:
         """The cell holding the button of the row for ``quant`` (tests)."""
-        if self.listing is None:
-            return None
-        for row, model in enumerate(self.listing.models):
-            if (model.quant or "").upper() == quant.upper():
-                return self.table.cellWidget(row, COL_ACTION)
-        return None
+        return self.table.action_cell(quant)

@@ -1,0 +1,265 @@
+"""The chat transcript: one document of message cards, drawn as the reply streams.
+
+Kept apart from ``ChatView`` (the pane: composer, buttons, empty state, theme) because
+this is the part that has to be fast. Streaming text is never painted per delta:
+deltas are queued in a ``MarkdownWriter`` and a timer draws them at most every
+``FLUSH_INTERVAL_MS`` (~60 fps). Each frame draws only what is new: finished markdown
+blocks once, plus the still-growing tail. Cards (heading, body, hover actions) come
+from ``message_card``; code blocks' Copy and Fold links are handled here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QGuiApplication,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from hearth.ui.md_render import (
+    COPY_SCHEME,
+    FOLD_SCHEME,
+    MarkdownWriter,
+    prepare_document,
+    toggle_fold,
+)
+from hearth.ui.message_card import (
+    CARD_SCHEME,
+    Card,
+    CardHover,
+    CardIndex,
+    CardMeta,
+    MessageActions,
+    draw_heading,
+    draw_reasoning,
+    tint_blocks,
+)
+from hearth.ui.style.tokens import Tokens
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_MS = 16
+
+
+class ChatTranscript(QTextBrowser):
+    """The conversation's cards; ``busy()`` says whether the last one still streams
+    (it gets no hover actions meanwhile)."""
+
+    updated = Signal()
+    """After each repaint (one per coalesced flush)."""
+    card_action = Signal(str, int)
+    """A card's action (copy, edit, regenerate, delete, prev, next, think) and the
+    message's index in the conversation."""
+
+    def __init__(self, tokens: Tokens, busy: Callable[[], bool], parent: QWidget) -> None:
+        super().__init__(parent)
+        self.tokens = tokens
+        self.setObjectName("transcript")
+        self.setAccessibleName("Conversation transcript")
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._link_clicked)
+        prepare_document(self.document(), tokens)
+        # An explicit minimum: the reading-width margins (see ChatView) must not raise
+        # the transcript's minimum size (and with it the window's).
+        self.setMinimumSize(240, 120)
+        self.code_blocks: list[list[str]] = []
+        self.code_headers: dict[int, int] = {}  # for folding long code blocks
+        self.cards = CardIndex()
+        self.card_actions = MessageActions(tokens, self.viewport())
+        self.card_actions.triggered.connect(self.card_action.emit)
+        self._hover = CardHover(self, self.cards, self.card_actions, busy)
+        self.writer: MarkdownWriter | None = None
+        self.streamed_chars = 0
+        self.flush_count = 0
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
+        self._flush_timer.timeout.connect(self.flush)
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        """The theme changed: new colours for what is drawn from now on."""
+        self.tokens = tokens
+        prepare_document(self.document(), tokens)
+        self.card_actions.set_tokens(tokens)
+
+    def set_streaming(self, streaming: bool) -> None:
+        """Frames are drawn while a reply streams; at its end what is left is drawn."""
+        if streaming:
+            self._flush_timer.start()
+        else:
+            self._flush_timer.stop()
+            self.flush()
+
+    # ------------------------------------------------------------------ drawing
+    def _end(self) -> QTextCursor:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def _following(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 4
+
+    def _scroll_to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _card(self, role: str, index: int | None, meta: CardMeta) -> int:
+        """Start a card at the end: its heading, then an empty block for the body.
+        Returns where the card starts."""
+        cursor = self._end()
+        start = cursor.position() + (0 if self.document().isEmpty() else 1)
+        n = index if index is not None else len(self.cards)
+        draw_heading(cursor, self.tokens, role, n, meta)
+        self.cards.add(Card(n, role, start))
+        self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
+        return start
+
+    def _new_writer(self) -> MarkdownWriter:
+        """A writer for the message whose (empty) body block ends the document."""
+        return MarkdownWriter(
+            self.document(),
+            self.code_blocks,
+            reuse_last_block=True,
+            tokens=self.tokens,
+            code_headers=self.code_headers,
+        )
+
+    def add_user_turn(self, text: str, index: int | None = None) -> None:
+        """The user's message, as markdown, on the bubble's tint."""
+        follow = self._following()
+        start = self._card("user", index, CardMeta())
+        writer = self._new_writer()
+        writer.set_text(text)
+        tint_blocks(self._end(), start, self.tokens)
+        if follow:
+            self._scroll_to_end()
+        self.updated.emit()
+
+    def add_assistant_message(
+        self,
+        text: str,
+        note: str | None = None,
+        *,
+        error: bool = False,
+        index: int | None = None,
+        meta: CardMeta | None = None,
+    ) -> None:
+        """A finished reply from the history, drawn at once."""
+        meta = meta or CardMeta()
+        self._card("assistant", index, meta)
+        if meta.reasoning:
+            draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
+        writer = self._new_writer()
+        writer.set_text(text)
+        if note:
+            self._note(note, error=error, separate=bool(text))
+        self.updated.emit()
+
+    def begin_assistant_turn(self, index: int | None = None, meta: CardMeta | None = None) -> None:
+        self.flush()
+        self.streamed_chars = 0
+        self._card("assistant", index, meta or CardMeta())  # the reply goes in its body
+        self.writer = self._new_writer()
+        self._scroll_to_end()
+        self.updated.emit()
+
+    def show_reasoning(self, meta: CardMeta) -> None:
+        """The streaming reply finished thinking: its fold goes above the answer (call
+        before the answer's first delta)."""
+        if self.writer is None or self.streamed_chars or self.writer.has_pending:
+            return
+        draw_reasoning(self._end(), self.tokens, self.cards.last_index(), meta)
+        self.updated.emit()
+
+    def append_delta(self, text: str) -> None:
+        """Queue streamed text; it appears at the next flush (≤ ~16 ms)."""
+        if self.writer is None:
+            self.begin_assistant_turn()
+        assert self.writer is not None
+        self.writer.append(text)
+        self.streamed_chars += len(text)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def flush(self) -> None:
+        writer = self.writer
+        if writer is None or not writer.has_pending:
+            return
+        follow = self._following()
+        writer.render()
+        if follow:
+            self._scroll_to_end()
+        self.flush_count += 1
+        self.updated.emit()
+
+    def end_assistant_turn(self, note: str | None = None, *, error: bool = False) -> None:
+        """Close the reply; ``note`` (e.g. "stopped" or an error) is shown after it."""
+        follow = self._following()
+        if self.writer is not None:
+            self.writer.finish()
+            self.writer = None
+        if note:
+            self._note(note, error=error, separate=self.streamed_chars > 0)
+        if follow:
+            self._scroll_to_end()
+        self.updated.emit()
+
+    def _note(self, note: str, *, error: bool, separate: bool) -> None:
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor(self.tokens.danger if error else self.tokens.text_muted))
+        fmt.setFontItalic(True)
+        cursor = self._end()
+        if separate and cursor.block().length() > 1:
+            cursor.insertBlock(QTextBlockFormat(), fmt)
+        cursor.insertText(f"[{note}]", fmt)
+
+    def reset(self) -> None:
+        """Empty: no cards, no code blocks, no reply in progress."""
+        self.writer = None
+        self.code_blocks.clear()
+        self.code_headers.clear()
+        self.cards.clear()
+        self.card_actions.hide()
+        self.clear()
+
+    # ------------------------------------------------------------------ links
+    def copy_code(self, index: int) -> str:
+        """Put code block ``index`` on the clipboard; returns its text."""
+        text = "\n".join(self.code_blocks[index]) if 0 <= index < len(self.code_blocks) else ""
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    def fold_code(self, index: int) -> bool:
+        """Fold or show long code block ``index``; True when it is now folded."""
+        if index not in self.code_headers:
+            return False
+        lines = len(self.code_blocks[index])
+        folded = toggle_fold(self.document(), self.code_headers[index], lines)
+        self.viewport().update()
+        return folded
+
+    def _link_clicked(self, url: QUrl) -> None:
+        href = url.toString()
+        if href.startswith(COPY_SCHEME):
+            self.copy_code(int(href[len(COPY_SCHEME) :]))
+        elif href.startswith(FOLD_SCHEME):
+            self.fold_code(int(href[len(FOLD_SCHEME) :]))
+        elif href.startswith(CARD_SCHEME):
+            kind, _, index = href[len(CARD_SCHEME) :].partition(":")
+            self.card_action.emit(kind, int(index))
+        elif url.scheme() in ("http", "https"):
+            QDesktopServices.openUrl(url)
+        else:
+            log.info("ignored link %s", href)
+
+    def hover(self, pos: QPoint) -> Card | None:
+        """Show the actions of the card at viewport position ``pos``; that card."""
+        return self._hover.hover(pos)

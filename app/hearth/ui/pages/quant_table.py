@@ -1,0 +1,114 @@
+"""The model page's table: one row per quantization of a repo.
+
+Each row is a file (quant, size), a coloured fit chip with the speed estimate for this
+machine, and the row's download button. The table only draws; what a click or a
+download event means is the model page's (``model_page.ModelPage``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
+
+from hearth.core.units import format_bytes
+from hearth.hardware.fit import FitEstimate
+from hearth.hardware.speed import Bandwidth
+from hearth.hub import GgufModel
+from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
+from hearth.ui.pages.common import button, button_cell
+
+log = logging.getLogger(__name__)
+
+COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
+
+
+class QuantTable(QTableWidget):
+    """The rows of ``fill``'s models; ``buttons`` maps a model's name to its button."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, 5, parent)
+        self.models: list[GgufModel] = []
+        self.buttons: dict[str, QPushButton] = {}
+        self.setHorizontalHeaderLabels(["File", "Quant", "Size", "Fit here", ""])
+        self.setAccessibleName("Quantizations")
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(40)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+
+    def reset(self) -> None:
+        self.models, self.buttons = [], {}
+        self.setRowCount(0)
+
+    def fill(self, models: Sequence[GgufModel], clicked: Callable[[GgufModel], None]) -> None:
+        """A row per model, its chip waiting for the fit; a click calls ``clicked``."""
+        self.models, self.buttons = list(models), {}
+        self.setRowCount(len(models))
+        for row, model in enumerate(models):
+            name = model.files[0].path if len(model.files) == 1 else f"{model.name} (split)"
+            self.setItem(row, COL_FILE, QTableWidgetItem(name))
+            self.setItem(row, COL_QUANT, QTableWidgetItem(model.quant or "?"))
+            size = QTableWidgetItem(format_bytes(model.total_size))
+            size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.setItem(row, COL_SIZE, size)
+            self.setCellWidget(row, COL_FIT, chip_cell())
+            label = model.quant or model.name
+            btn = button("Download", f"Download {label}", partial(clicked, model))
+            btn.setMinimumWidth(150)
+            btn.setEnabled(model.complete)
+            if not model.complete:
+                btn.setToolTip("Some parts of this split model are missing on the Hub.")
+            self.buttons[model.name] = btn
+            self.setCellWidget(row, COL_ACTION, button_cell(btn))
+
+    def chip(self, row: int) -> FitChip | None:
+        return cell_chip(self.cellWidget(row, COL_FIT))
+
+    def set_fit_unknown(self) -> None:
+        for row in range(self.rowCount()):
+            if (chip := self.chip(row)) is not None:
+                chip.set_unknown("Unknown")
+
+    def show_fit(
+        self, estimates: Mapping[str, FitEstimate], bandwidth: Bandwidth | None, active: float
+    ) -> None:
+        """Each row's chip from its model's estimate (by name; none: unknown)."""
+        for row, model in enumerate(self.models):
+            est = estimates.get(model.name)
+            chip = self.chip(row)
+            if chip is None:
+                continue
+            if est is None:
+                chip.set_unknown("Unknown")
+            else:
+                chip.set_chip(chip_for_estimate(est, bandwidth, active))
+
+    def _row_of(self, quant: str) -> int | None:
+        for row, model in enumerate(self.models):
+            if (model.quant or "").upper() == quant.upper():
+                return row
+        return None
+
+    def button_for(self, quant: str) -> QPushButton | None:
+        row = self._row_of(quant)
+        return None if row is None else self.buttons.get(self.models[row].name)
+
+    def action_cell(self, quant: str) -> QWidget | None:
+        """The cell holding the button of the row for ``quant``."""
+        row = self._row_of(quant)
+        return None if row is None else self.cellWidget(row, COL_ACTION)
