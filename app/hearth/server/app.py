@@ -20,6 +20,7 @@ from hearth.server.access_routes import AccessFactory, access_router
 from hearth.server.admin_routes import admin_router
 from hearth.server.anthropic_routes import anthropic_router
 from hearth.server.body_guard import UrlGuardMiddleware
+from hearth.server.engines_routes import engines_router
 from hearth.server.errors import install_error_handlers
 from hearth.server.infill_routes import infill_router
 from hearth.server.listeners import EndpointListener
@@ -88,6 +89,7 @@ def create_app(
     endpoint = EndpointListener(app)
     if access_for is not None:  # the app's worker: its endpoint opens and closes live
         app.include_router(access_router(access, access_for, endpoint))
+        app.include_router(engines_router(remote.registry))  # Settings → Engines: Test
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

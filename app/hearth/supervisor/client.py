@@ -6,124 +6,49 @@ the worker frees the slot when it sees the client disconnect.
 
 ``stream_chat()`` yields the text deltas; ``stream_chat_events()`` yields the same
 deltas and, last, one ``ChatStreamStats`` with the usage and timings the worker sent.
+``engines`` tests remote engines (``engines_api.py``); the values and errors it hands
+back are in ``client_types.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from hearth.supervisor.client_types import (
+    ChatStreamStats,
+    Health,
+    ModelMeta,
+    ReasoningText,
+    WorkerError,
+    WorkerUnavailableError,
+    error_from_body,
+    opt_int,
+    opt_str,
+    parse_chunk,
+    sse_data,
+)
+from hearth.supervisor.engines_api import EnginesApi
+
+__all__ = [
+    "ChatStreamStats",
+    "Health",
+    "ModelMeta",
+    "ReasoningText",
+    "WorkerClient",
+    "WorkerError",
+    "WorkerUnavailableError",
+]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0)
 # A long prompt can take a while to prefill before the first chunk arrives.
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=600.0)
-
-
-class WorkerError(Exception):
-    """The worker answered with an error, or the conversation with it broke off."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        error_type: str | None = None,
-        code: str | None = None,
-        param: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.error_type = error_type
-        self.code = code
-        self.param = param
-
-
-class WorkerUnavailableError(WorkerError):
-    """The worker could not be reached, or the connection dropped mid-response."""
-
-
-@dataclass(frozen=True)
-class Health:
-    """What ``GET /health`` said. ``status`` is "ok", "loading" or "error"."""
-
-    status: str
-    http_status: int
-    model: str | None = None
-    progress: float | None = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.http_status == 200 and self.status == "ok"
-
-
-@dataclass(frozen=True)
-class ModelMeta:
-    """What ``GET /v1/models`` says about the loaded model (unknown fields are None)."""
-
-    id: str
-    n_ctx: int | None = None  # context per slot: the most one conversation can use
-    n_ctx_train: int | None = None
-    n_slots: int | None = None
-
-
-class ReasoningText(str):
-    """A streamed piece of the model's reasoning (``reasoning_content``), not of the
-    answer: ``stream_chat_events`` yields it; ``stream_chat`` leaves it out."""
-
-
-@dataclass(frozen=True)
-class ChatStreamStats:
-    """The end of a streamed chat completion: usage and timings, as the worker sent them."""
-
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    ttft_ms: float | None = None
-    tokens_per_s: float | None = None
-
-    @property
-    def context_used(self) -> int | None:
-        if self.prompt_tokens is None:
-            return None
-        return self.prompt_tokens + (self.completion_tokens or 0)
-
-
-def _error_from_body(status: int, body: bytes) -> WorkerError:
-    """Build a WorkerError from an OpenAI-shaped error body (or whatever came back)."""
-    try:
-        data: Any = json.loads(body)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict):
-            return WorkerError(
-                str(err.get("message") or f"HTTP {status}"),
-                status=status,
-                error_type=_opt_str(err.get("type")),
-                code=_opt_str(err.get("code")),
-                param=_opt_str(err.get("param")),
-            )
-        if isinstance(err, str):
-            return WorkerError(err, status=status)
-        if isinstance(data.get("detail"), str):
-            return WorkerError(data["detail"], status=status)
-    text = body.decode("utf-8", "replace").strip()[:500]
-    return WorkerError(f"The worker answered HTTP {status}: {text or 'no details'}", status=status)
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 class WorkerClient:
@@ -147,6 +72,11 @@ class WorkerClient:
             trust_env=False,
             transport=transport,
         )
+
+    @property
+    def engines(self) -> EnginesApi:
+        """Remote engines: test one as typed or as saved (``/hearth/v1/engines``)."""
+        return EnginesApi(self)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -177,9 +107,9 @@ class WorkerClient:
         return Health(
             status=str(data.get("status") or ("ok" if resp.status_code == 200 else "error")),
             http_status=resp.status_code,
-            model=_opt_str(data.get("model")),
+            model=opt_str(data.get("model")),
             progress=float(progress) if isinstance(progress, int | float) else None,
-            error=_opt_str(error),
+            error=opt_str(error),
         )
 
     async def models(self) -> list[str]:
@@ -206,9 +136,10 @@ class WorkerClient:
             out.append(
                 ModelMeta(
                     id=str(item["id"]),
-                    n_ctx=_opt_int(meta.get("n_ctx")),
-                    n_ctx_train=_opt_int(meta.get("n_ctx_train")),
-                    n_slots=_opt_int(meta.get("n_slots")),
+                    n_ctx=opt_int(meta.get("n_ctx")),
+                    n_ctx_train=opt_int(meta.get("n_ctx_train")),
+                    n_slots=opt_int(meta.get("n_slots")),
+                    remote=meta.get("remote") is True,
                 )
             )
         return out
@@ -229,12 +160,12 @@ class WorkerClient:
 
     async def cancel_load(self) -> bool:
         """``POST /hearth/v1/load/cancel``; True if a load was in progress."""
-        data = await self._post_json("/hearth/v1/load/cancel")
+        data = await self.post_json("/hearth/v1/load/cancel")
         return bool(data.get("cancelled")) if isinstance(data, dict) else False
 
     async def unload(self) -> None:
         """``POST /hearth/v1/unload``: free the model but keep the worker running."""
-        await self._post_json("/hearth/v1/unload")
+        await self.post_json("/hearth/v1/unload")
 
     async def set_access(
         self, endpoint_open: bool, require_key: bool, *, port: int, lan: bool = False
@@ -246,17 +177,25 @@ class WorkerClient:
         use (``address_in_use``) is a WorkerError; the endpoint is closed then."""
         body = {"endpoint_open": endpoint_open, "require_key": require_key, "port": port,
                 "lan": lan}  # fmt: skip
-        state = await self._post_json("/hearth/v1/access", body)
+        state = await self.post_json("/hearth/v1/access", body)
         port_now = state.get("port") if isinstance(state, dict) else None
         return int(port_now) if isinstance(port_now, int) else None
 
-    async def _post_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
+    async def post_json(
+        self,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        timeout: httpx.Timeout | None = None,
+    ) -> Any:
+        """POST ``body`` to an admin route; its JSON answer, or a WorkerError with the
+        worker's own message."""
         try:
-            resp = await self._http.post(path, json=body)
+            resp = await self._http.post(path, json=body, timeout=timeout or DEFAULT_TIMEOUT)
         except httpx.TransportError as exc:
             raise WorkerUnavailableError(f"The worker is not reachable: {exc}") from exc
         if resp.status_code not in (200, 202):
-            raise _error_from_body(resp.status_code, resp.content)
+            raise error_from_body(resp.status_code, resp.content)
         return resp.json()
 
     async def _get_json(self, path: str) -> Any:
@@ -265,7 +204,7 @@ class WorkerClient:
         except httpx.TransportError as exc:
             raise WorkerUnavailableError(f"The worker is not reachable: {exc}") from exc
         if resp.status_code != 200:
-            raise _error_from_body(resp.status_code, resp.content)
+            raise error_from_body(resp.status_code, resp.content)
         return resp.json()
 
     async def stream_chat(
@@ -339,7 +278,7 @@ class WorkerClient:
                 "POST", "/v1/chat/completions", json=body, timeout=STREAM_TIMEOUT
             ) as resp:
                 if resp.status_code != 200:
-                    raise _error_from_body(resp.status_code, await resp.aread())
+                    raise error_from_body(resp.status_code, await resp.aread())
                 finished: WorkerError | None = None
                 done = False
                 # Read to the end even after [DONE] or an error chunk (the worker ends the
@@ -347,14 +286,14 @@ class WorkerClient:
                 # abandon its async generators, which loops without asyncgen hooks
                 # (qasync) then finalize outside the loop.
                 async for line in resp.aiter_lines():
-                    payload = _sse_data(line)
+                    payload = sse_data(line)
                     if done or payload is None:
                         continue
                     if payload == "[DONE]":
                         done = True
                         continue
                     try:
-                        text = _parse_chunk(payload, stats)
+                        text = parse_chunk(payload, stats)
                     except WorkerError as exc:
                         finished, done = exc, True
                         continue
@@ -369,60 +308,3 @@ class WorkerClient:
         if not done:
             raise WorkerUnavailableError("The model worker ended the reply without finishing it.")
         yield ChatStreamStats(**stats)
-
-
-def _sse_data(line: str) -> str | None:
-    """The payload of an SSE ``data:`` line, or None for any other line."""
-    if not line.startswith("data:"):
-        return None
-    return line[5:].strip()
-
-
-def _opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _opt_float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _parse_chunk(payload: str, stats: dict[str, Any]) -> str:
-    """The delta text of one chunk; usage, timings and finish reason go into ``stats``."""
-    try:
-        chunk: Any = json.loads(payload)
-    except ValueError as exc:
-        raise WorkerError(f"The worker sent a malformed stream chunk: {payload[:200]}") from exc
-    if not isinstance(chunk, dict):
-        return ""
-    if "error" in chunk:
-        err = _error_from_body(200, payload.encode())
-        err.status = None
-        raise err
-    usage = chunk.get("usage")
-    if isinstance(usage, dict):
-        stats["prompt_tokens"] = _opt_int(usage.get("prompt_tokens"))
-        stats["completion_tokens"] = _opt_int(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details")
-        if isinstance(details, dict):
-            stats["cached_tokens"] = _opt_int(details.get("cached_tokens"))
-    timings = chunk.get("timings")
-    if isinstance(timings, dict):
-        stats["ttft_ms"] = _opt_float(timings.get("ttft_ms"))
-        stats["tokens_per_s"] = _opt_float(timings.get("decode_tokens_per_s"))
-    choices = chunk.get("choices")
-    if not isinstance(choices, list) or not choices:
-        return ""
-    first = choices[0]
-    if not isinstance(first, dict):
-        return ""
-    if isinstance(first.get("finish_reason"), str):
-        stats["finish_reason"] = first["finish_reason"]
-    delta = first.get("delta")
-    if not isinstance(delta, dict):
-        return ""
-    content, reasoning = delta.get("content"), delta.get("reasoning_content")
-    if isinstance(content, str) and content:
-        return content
-    return ReasoningText(reasoning) if isinstance(reasoning, str) and reasoning else ""
