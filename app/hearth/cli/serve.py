@@ -5,14 +5,22 @@ resolve the secrets (``server.options``) and run the same server. A key store th
 cannot be read while keys may be needed stops both with exit code 2 (fail closed);
 the worker also tells its supervisor why on stdout, so the GUI can keep the endpoint
 off and say what to fix instead of showing a crash.
+
+``--model`` and ``--draft-model`` take a GGUF path or a library model's name (as
+``hearth ls`` and ``/v1/models`` show it): a value that is no file is looked up in the
+library (``resolve_model_names``), and one that is neither stops with exit code 2 and
+says so, before anything is bound or loaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from hearth.config.launch import LaunchSettings, add_launch_arguments
 
@@ -32,9 +40,64 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     serve.set_defaults(handler=run)
 
 
+class UnknownModelError(ValueError):
+    """A ``--model`` or ``--draft-model`` that is neither a file nor a library model."""
+
+
+Finder = Callable[[str], Path | None]
+
+
+def library_finder() -> Finder:
+    """Looks a name up in the library (scanned once, on the first name that is no file)."""
+    from hearth.library.library import Library
+
+    library: list[Library] = []
+
+    def find(name: str) -> Path | None:
+        if not library:
+            library.append(Library())
+        model = library[0].get(name)
+        return model.path if model is not None and model.ok else None
+
+    return find
+
+
+def _resolve(path: Path, flag: str, find: Finder) -> Path:
+    if path.is_file():
+        return path
+    found = find(str(path))
+    if found is None:
+        raise UnknownModelError(
+            f"{flag} {path}: no such GGUF file, and no model of that name in the library. "
+            "'hearth ls' lists the library's models; 'hearth import PATH' adds a file."
+        )
+    log.info("%s %s is %s", flag, path, found)
+    return found
+
+
+def resolve_model_names(settings: LaunchSettings, find: Finder | None = None) -> LaunchSettings:
+    """``settings`` with library model names in ``--model`` and ``--draft-model``
+    replaced by their files; raises ``UnknownModelError`` for a name found nowhere."""
+    find = find or library_finder()
+    load = settings.load
+    changes: dict[str, Path] = {}
+    if settings.has_model:
+        changes["model_path"] = _resolve(Path(load.model_path), "--model", find)
+    if load.draft_model_path is not None:
+        changes["draft_model_path"] = _resolve(Path(load.draft_model_path), "--draft-model", find)
+    if not changes:
+        return settings
+    return dataclasses.replace(settings, load=dataclasses.replace(load, **changes))  # type: ignore[arg-type]
+
+
 def run(args: argparse.Namespace) -> int:
     """The ``serve`` verb's handler."""
-    return _serve(LaunchSettings.from_args(args), worker=False)
+    try:
+        settings = resolve_model_names(LaunchSettings.from_args(args))
+    except UnknownModelError as exc:
+        log.error("%s", exc)
+        return REFUSED_EXIT
+    return _serve(settings, worker=False)
 
 
 def worker_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,11 @@ context, counted the way its own log lines report them:
 Layers are offloaded to the GPU from the last one backwards, as llama.cpp does; the
 output layer goes last, and only with it is the offload "full". The token embeddings
 always stay in RAM.
+
+A draft model for speculative decoding (``draft=``) is a second model loaded beside
+the target with the same load settings (``engine/speculative.load_draft_model``): the
+same context per slot, slots and KV-cache types, and the same ``n_gpu_layers``. Its
+weights, KV cache and buffers are counted on top, placed by that same number.
 """
 
 from __future__ import annotations
@@ -116,6 +121,7 @@ class FitEstimate:
     available_ram: int
     memory: MemoryBreakdown
     summary: str
+    draft_memory: MemoryBreakdown | None = None  # the draft model's, when one is counted
 
 
 # --------------------------------------------------------------------------- memory
@@ -206,8 +212,9 @@ def estimate_memory(
 # --------------------------------------------------------------------------- placement
 
 
-def _split(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
-    """(GPU bytes, RAM bytes) with the last ``gpu_layers`` layers on the GPU."""
+def split_memory(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) with the last ``gpu_layers`` layers on the GPU, and with
+    ``full`` the output layer too (llama.cpp's ``n_gpu_layers`` above the block count)."""
     if gpu_layers == 0:
         return 0, mem.total_bytes
     on_gpu = mem.layer_weights[mem.n_layers - gpu_layers :]
@@ -223,15 +230,33 @@ def _split(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]
     return gpu, cpu
 
 
+def draft_split(draft: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) of a draft model loaded with the target's placement:
+    ``gpu_layers`` of the target's layers on the GPU (all of them with ``full``).
+
+    The engine gives the draft the target's ``n_gpu_layers``: -1 with a full offload,
+    so all of the draft too; else the same count, which covers the draft's last
+    ``gpu_layers`` blocks, and its output layer only when the count exceeds its blocks."""
+    if full:
+        return split_memory(draft, draft.n_layers, True)
+    layers = min(gpu_layers, draft.n_layers)
+    return split_memory(draft, layers, layers > 0 and gpu_layers > draft.n_layers)
+
+
 def estimate_fit(
     meta: GgufMetadata,
     plan: ContextPlan,
     system: SystemMemory,
     *,
     weight_scale: float = 1.0,
+    draft: GgufMetadata | None = None,
 ) -> FitEstimate:
-    """Decide where the model goes: all on the GPU, split, CPU only, or nowhere."""
+    """Decide where the model goes: all on the GPU, split, CPU only, or nowhere.
+
+    ``draft``: the header of a draft model loaded beside it (speculative decoding),
+    whose memory counts too, placed as the target is (see ``draft_split``)."""
     mem = estimate_memory(meta, plan, weight_scale=weight_scale)
+    draft_mem = estimate_memory(draft, plan) if draft is not None else None
     ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
     vram = sum(
         max(0, gpu.free_bytes - (0 if gpu.unified_memory else CUDA_RESERVE_BYTES))
@@ -245,10 +270,17 @@ def estimate_fit(
             return gpu <= vram and gpu + cpu <= ram
         return gpu <= vram and cpu <= ram
 
+    def split(layers: int, full: bool, memory: MemoryBreakdown = mem) -> tuple[int, int]:
+        gpu, cpu = split_memory(memory, layers, full)
+        if draft_mem is not None:
+            dgpu, dcpu = draft_split(draft_mem, layers, full)
+            gpu, cpu = gpu + dgpu, cpu + dcpu
+        return gpu, cpu
+
     def result(
         verdict: FitVerdict, layers: int, full: bool, summary: str, memory: MemoryBreakdown = mem
     ) -> FitEstimate:
-        gpu, cpu = _split(memory, layers, full)
+        gpu, cpu = split(layers, full, memory)
         return FitEstimate(
             verdict=verdict,
             gpu_layers=layers,
@@ -259,11 +291,18 @@ def estimate_fit(
             free_vram=vram,
             available_ram=ram,
             memory=memory,
-            summary=summary,
+            summary=summary + with_draft,
+            draft_memory=draft_mem,
         )
 
+    with_draft = (
+        f" This includes the draft model ({format_bytes(draft_mem.total_bytes)})."
+        if draft_mem is not None
+        else ""
+    )
+
     if system.gpus and n > 0:
-        gpu, cpu = _split(mem, n, True)
+        gpu, cpu = split(n, True)
         if fits(gpu, cpu):
             return result(
                 FitVerdict.FULL_GPU,
@@ -274,7 +313,7 @@ def estimate_fit(
                 f"({format_bytes(ram)} available).",
             )
         for layers in range(n, 0, -1):
-            gpu, cpu = _split(mem, layers, False)
+            gpu, cpu = split(layers, False)
             if gpu <= vram:
                 if fits(gpu, cpu):
                     return result(
@@ -289,7 +328,9 @@ def estimate_fit(
                 break  # fewer GPU layers only need more RAM
 
     mem = estimate_memory(meta, plan, weight_scale=weight_scale, gpu_offload=False)
-    total = mem.total_bytes
+    if draft is not None:
+        draft_mem = estimate_memory(draft, plan, gpu_offload=False)
+    total = mem.total_bytes + (draft_mem.total_bytes if draft_mem is not None else 0)
     if total <= ram:
         return result(
             FitVerdict.CPU_ONLY,
@@ -304,7 +345,9 @@ def estimate_fit(
         0,
         False,
         f"Won't fit: needs {format_bytes(total)} (weights {format_bytes(mem.weights_bytes)}, "
-        f"KV cache {format_bytes(mem.kv_cache_bytes)}), but only {format_bytes(ram)} of RAM"
+        f"KV cache {format_bytes(mem.kv_cache_bytes)}"
+        + (", and the draft model" if draft_mem is not None else "")
+        + f"), but only {format_bytes(ram)} of RAM"
         + (f" and {format_bytes(vram)} of GPU memory are" if system.gpus else " is")
         + " free. Pick a smaller quantization or a shorter context.",
         mem,

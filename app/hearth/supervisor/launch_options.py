@@ -7,10 +7,11 @@ launch settings), which the supervisor turns into the worker's argv.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from hearth.config.launch import DEFAULT_PORT, LAN_HOST, LOOPBACK_HOST, LaunchSettings
-from hearth.core.model_info import FlashAttention, LoadConfig
+from hearth.core.model_info import FlashAttention, LoadConfig, SpecMode
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,15 @@ class LoadOptions:
     use_mmap: bool = True  # False: read the whole file into memory (--no-mmap)
     use_mlock: bool = False  # True: keep the model locked in RAM (--mlock)
     chat_format: str | None = None  # a tool-call format name (--chat-format); None: detect
+    # Speculative decoding: "off", "ngram" or "draft" (--spec; None: the worker's default)
+    spec_mode: str | None = None
+    draft_model: str | None = None  # the draft GGUF's path (--draft-model), for "draft"
+    draft_max: int | None = None  # most tokens drafted per step (--draft-max)
 
     def apply(self, load: LoadConfig) -> LoadConfig:
-        """``load`` with these choices put in."""
+        """``load`` with these choices put in. A draft model is kept only with the
+        "draft" mode (or no mode: then it implies "draft"), so switching to n-gram or off
+        never leaves a second model loaded."""
         chosen: dict[str, Any] = {
             "n_ctx": self.n_ctx,
             "n_parallel": self.n_parallel,
@@ -41,9 +48,19 @@ class LoadOptions:
                 FlashAttention(self.flash_attention) if self.flash_attention else None
             ),
         }
+        mode = SpecMode(self.spec_mode) if self.spec_mode else None
+        if self.draft_model and mode in (None, SpecMode.DRAFT):
+            chosen["draft_model_path"] = Path(self.draft_model)
+        elif mode is not None:
+            chosen["draft_model_path"] = None
+        chosen["spec_mode"] = mode
+        if self.draft_max is not None:
+            chosen["draft_max"] = self.draft_max
+            chosen["draft_min"] = min(load.draft_min, self.draft_max)
+        keep_none = {"draft_model_path"}  # None there means "no draft model"
         return replace(
             load,
-            **{k: v for k, v in chosen.items() if v is not None},
+            **{k: v for k, v in chosen.items() if v is not None or k in keep_none},
             use_mmap=self.use_mmap,
             use_mlock=self.use_mlock,
             chat_format=self.chat_format,

@@ -258,3 +258,59 @@ def test_without_gpu_suggests_the_largest_that_fits_in_ram() -> None:
     assert suggest_quantization(META, REPO, ContextPlan(), machine(2)) is None
     ranked = rank_quantizations(META, REPO, ContextPlan(), machine(2))
     assert all(est.verdict is FitVerdict.WONT_FIT for _, est in ranked)
+
+
+# --------------------------------------------------------------------------- draft model
+
+DRAFT = llama3_8b(n_layer=4)  # a small draft: the same vocabulary, an eighth of the blocks
+
+
+def test_the_draft_models_weights_and_kv_cache_count() -> None:
+    plan = ContextPlan(n_ctx=8192, n_slots=2)
+    alone = estimate_fit(META, plan, machine(64))
+    both = estimate_fit(META, plan, machine(64), draft=DRAFT)
+    draft_mem = estimate_memory(DRAFT, plan, gpu_offload=False)
+    assert both.draft_memory is not None
+    # the draft has its own context as long as the target's: its KV cache is counted
+    assert both.draft_memory.kv_cache_bytes == draft_mem.kv_cache_bytes > 0
+    assert both.draft_memory.kv_cache_bytes == estimate_memory(META, plan).kv_per_layer * 4
+    assert both.ram_bytes == alone.ram_bytes + draft_mem.total_bytes
+    assert "draft model" in both.summary and "draft model" not in alone.summary
+
+
+def test_the_draft_follows_a_full_offload_onto_the_gpu() -> None:
+    plan = ContextPlan(n_ctx=4096)
+    alone = estimate_fit(META, plan, machine(64, 24))
+    both = estimate_fit(META, plan, machine(64, 24), draft=DRAFT)
+    assert alone.verdict is both.verdict is FitVerdict.FULL_GPU
+    draft_mem = both.draft_memory
+    assert draft_mem is not None
+    # all of the draft's weights and KV cache on the GPU too, beside the target's
+    added_gpu = both.gpu_bytes - alone.gpu_bytes
+    assert added_gpu >= draft_mem.weights_bytes - draft_mem.embedding_bytes
+    assert added_gpu >= draft_mem.kv_cache_bytes
+
+
+def test_a_draft_that_no_longer_fits_on_the_gpu_lowers_the_verdict() -> None:
+    plan = ContextPlan(n_ctx=4096)
+    alone = estimate_fit(META, plan, machine(64, 24))
+    gpu_need = alone.gpu_bytes + CUDA_RESERVE_BYTES
+    # a GPU with just enough room for the target alone
+    tight = machine(64, (gpu_need + 64 * MIB) / GIB)
+    assert estimate_fit(META, plan, tight).verdict is FitVerdict.FULL_GPU
+    with_draft = estimate_fit(META, plan, tight, draft=DRAFT)
+    assert with_draft.verdict is FitVerdict.PARTIAL_GPU
+    assert with_draft.gpu_bytes <= with_draft.free_vram
+
+
+def test_with_a_partial_offload_the_draft_gets_the_same_layer_count() -> None:
+    from hearth.hardware.fit import draft_split
+
+    mem = estimate_memory(DRAFT, ContextPlan())
+    # n_gpu_layers 3 covers 3 of the draft's 4 blocks, and not its output layer
+    gpu3, ram3 = draft_split(mem, 3, full=False)
+    assert gpu3 >= sum(mem.layer_weights[1:]) and mem.output_bytes <= ram3
+    # n_gpu_layers 10 covers all 4 blocks and, being above its count, the output too
+    gpu10, _ = draft_split(mem, 10, full=False)
+    assert gpu10 >= sum(mem.layer_weights) + mem.output_bytes
+    assert draft_split(mem, 0, full=False) == (0, mem.total_bytes)

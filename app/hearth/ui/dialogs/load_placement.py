@@ -1,7 +1,9 @@
 """Where a model's memory goes for a GPU-layer choice: the Load dialog's estimate.
 
 Pure arithmetic over ``hearth.hardware``'s ``MemoryBreakdown``, kept apart from the
-dialog so it can be tested (and redone on every slider move) without any widget.
+dialog so it can be tested (and redone on every slider move) without any widget. The
+split itself is ``hardware.fit``'s (``split_memory``, and ``draft_split`` for a draft
+model loaded beside the target), so the dialog and the fit verdicts agree.
 """
 
 from __future__ import annotations
@@ -10,7 +12,12 @@ from dataclasses import dataclass
 
 from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown, SystemMemory
-from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
+from hearth.hardware.fit import (
+    CUDA_RESERVE_BYTES,
+    RAM_RESERVE_BYTES,
+    draft_split,
+    split_memory,
+)
 
 
 @dataclass(frozen=True)
@@ -51,25 +58,22 @@ class Placement:
         )
 
 
-def place_layers(mem: MemoryBreakdown, gpu_layers: int, system: SystemMemory) -> Placement:
+def place_layers(
+    mem: MemoryBreakdown,
+    gpu_layers: int,
+    system: SystemMemory,
+    draft: MemoryBreakdown | None = None,
+) -> Placement:
     """Split ``mem`` between GPU and RAM with the last ``gpu_layers`` layers offloaded
-    (the way llama.cpp does it: the output head goes to the GPU only with all layers)."""
+    (the way llama.cpp does it: the output head goes to the GPU only with all layers),
+    plus ``draft``'s memory placed the way the engine places a draft model."""
     n = mem.n_layers
     layers = max(0, min(gpu_layers, n))
     full = n > 0 and layers == n
-    if layers == 0:
-        gpu, ram = 0, mem.total_bytes
-    else:
-        on_gpu = sum(mem.layer_weights[n - layers :])
-        gpu = on_gpu + layers * mem.kv_per_layer
-        ram = sum(mem.layer_weights) - on_gpu + mem.embedding_bytes + mem.other_bytes
-        ram += (n - layers) * mem.kv_per_layer + mem.logits_bytes
-        if full:
-            gpu += mem.output_bytes + mem.compute_bytes
-            ram += mem.compute_bytes // 8
-        else:
-            gpu += mem.gpu_compute_bytes
-            ram += mem.output_bytes + mem.compute_bytes
+    gpu, ram = split_memory(mem, layers, full)
+    if draft is not None:
+        draft_gpu, draft_ram = draft_split(draft, layers, full)
+        gpu, ram = gpu + draft_gpu, ram + draft_ram
     vram = sum(
         max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
     )
