@@ -35,6 +35,7 @@ from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
 from hearth.engine.speculative import Speculator
+from hearth.engine.token_reuse import PromptTokenizer
 from hearth.engine.tool_calls import ToolFormat
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class Engine:
         self._traits: ModelTraits | None = None
         self._markers: dict[int, str] = {}  # marker token id -> text, of the loaded model
         self._preserved: dict[tuple[str, ...], frozenset[int]] = {}  # by marker texts
+        self._prompts: PromptTokenizer | None = None  # of the loaded model
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._arrivals = Arrivals()
@@ -123,9 +125,9 @@ class Engine:
             )
             info = model.info(model_id)
             speculator = Speculator.for_load(model, config)  # loads the draft model, if any
-            scheduler = Scheduler(
-                model, max_queue=config.max_queue, arrivals=self._arrivals, speculator=speculator
-            )
+            prompts = PromptTokenizer(model, template.bos_token, markers)
+            scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals,
+                                  speculator=speculator, memo=prompts.memo)  # fmt: skip
         except InvalidRequestError as exc:  # e.g. a chat template that doesn't compile
             model.close()
             raise InvalidRequestError(f"Cannot load '{model_id}': {exc.message}") from exc
@@ -143,6 +145,7 @@ class Engine:
             self._traits = traits
             self._markers = markers
             self._preserved = {}
+            self._prompts = prompts
             self._scheduler = scheduler
         return info
 
@@ -153,6 +156,7 @@ class Engine:
             scheduler, model = self._scheduler, self._model
             self._scheduler = self._model = self._template = self._info = None
             self._traits = None
+            self._prompts = None
             self._markers = {}
             self._preserved = {}
         with self._embedder_lock:
@@ -240,10 +244,14 @@ class Engine:
         return known
 
     def tokenize_prompt(self, text: str, *, add_bos: bool = True) -> list[int]:
-        model, _, template, _ = self._ready()
-        # Templates usually write the BOS text themselves; never add a second one.
-        starts_with_bos = bool(template.bos_token) and text.startswith(template.bos_token)
-        return model.tokenize(text, add_special=add_bos and not starts_with_bos, parse_special=True)
+        return self._prompt_tokenizer().tokenize(text, add_bos)
+
+    def _prompt_tokenizer(self) -> PromptTokenizer:
+        self._ready()
+        prompts = self._prompts
+        if prompts is None:
+            raise ModelNotLoadedError("No model is loaded. Load a model first.")
+        return prompts
 
     def fim_token_texts(self) -> tuple[str, str, str] | None:
         """The FIM prefix/suffix/middle tokens as text, for clients that render FIM."""
@@ -323,6 +331,7 @@ class Engine:
     async def start(self, request: GenerationRequest) -> GenerationStream:
         """Validate and queue a request; errors surface here, before any streaming."""
         model, scheduler, _, info = self._ready()
+        text, add_special = None, False  # the text the tokens stand for, if any
         if request.prompt_tokens is not None:
             tokens = list(request.prompt_tokens)
             bad_tokens = [t for t in tokens if not 0 <= t < model.n_vocab]
@@ -333,8 +342,9 @@ class Engine:
                     param="prompt",
                 )
         else:
-            tokens = await asyncio.to_thread(
-                self.tokenize_prompt, request.prompt, add_bos=request.add_bos
+            text = request.prompt
+            tokens, add_special = await asyncio.to_thread(  # reusing an earlier turn's ids
+                self._prompt_tokenizer().for_generation, text, request.add_bos
             )
         self._check_fits(tokens, request, info)
         if request.params.grammar:
@@ -353,6 +363,8 @@ class Engine:
             params=request.params,
             sink=make_async_sink(loop, queue),
             request_id=request.request_id,
+            text=text,
+            add_special=add_special,
         )
         scheduler.submit(job)
         arrival = self._arriving.pop(request.request_id, None)

@@ -38,6 +38,7 @@ from hearth.engine.scheduler_status import (
 from hearth.engine.slots import Job, Slot
 from hearth.engine.speculative import Speculator
 from hearth.engine.text_stream import TextStream
+from hearth.engine.token_reuse import TokenMemo, known_generation
 
 __all__ = ["CompletedRequest", "Scheduler", "SchedulerStatus", "SlotStatus"]
 
@@ -60,8 +61,10 @@ class Scheduler:
         arrivals: Arrivals | None = None,
         rate: DecodeRate | None = None,
         speculator: Speculator | None = None,
+        memo: TokenMemo | None = None,
     ) -> None:
         self._model = model
+        self._memo = memo  # finished generations go here, for the next turn's tokenizing
         self._spec = speculator or Speculator(model.n_slots)  # owned: closed in stop()
         self._arrivals = arrivals or Arrivals()
         self._keep_adjacent = not model.config.kv_unified
@@ -211,6 +214,8 @@ class Scheduler:
         slot.n_generated = 0
         slot.pending_logprobs = []
         slot.pending_token = None
+        slot.generated = []
+        slot.pieces = []
         slot.started_at = time.perf_counter()
         slot.first_token_at = 0.0
         slot.prompt_done_at = 0.0
@@ -340,7 +345,10 @@ class Scheduler:
             return
         slot.n_generated += 1
         keep = token in slot.job.params.preserved_tokens  # markers the reply is parsed by
-        text = slot.stream.feed(self._model.token_bytes(token, special=keep))
+        piece = self._model.token_bytes(token, special=keep)
+        slot.generated.append(token)
+        slot.pieces.append(piece)
+        text = slot.stream.feed(piece)
         if text:
             self._relay.post(slot.job, TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens
@@ -363,6 +371,10 @@ class Scheduler:
             tail = stream.finish()
             if tail or slot.pending_logprobs:
                 self._relay.post(job, TextDelta(tail, slot.take_logprobs()))
+        if ended_normally and self._memo is not None and job.text is not None:
+            self._memo.record(
+                known_generation(job.text, job.add_special, job.tokens, slot.generated, slot.pieces)
+            )
         end = time.perf_counter()
         stop = stream.stop_hit if stream is not None else None
         timings = self._timings(slot, job, end)

@@ -26,6 +26,10 @@ class Job:
     cancelled: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
     request_id: str = ""  # the HTTP edge's id for the request
+    # The prompt text the tokens stand for (None for token prompts), and whether BOS was
+    # added to it: what token_reuse needs to hand this turn's ids to the next one.
+    text: str | None = None
+    add_special: bool = False
 
     def emit(self, event: GenerationEvent) -> None:
         """Deliver an event; a client whose event loop is gone counts as cancelled.
@@ -70,6 +74,9 @@ class Slot:
     first_token_at: float = 0.0
     prompt_done_at: float = 0.0
     pending_logprobs: list[TokenLogprob] = field(default_factory=list)
+    # The ids sampled for the running job and their bytes as streamed (for token_reuse).
+    generated: list[int] = field(default_factory=list)
+    pieces: list[bytes] = field(default_factory=list)
 
     def take_logprobs(self) -> tuple[TokenLogprob, ...]:
         taken, self.pending_logprobs = tuple(self.pending_logprobs), []
