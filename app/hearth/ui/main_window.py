@@ -3,7 +3,8 @@
 Layout: the conversation list (search, new, rename, delete, export) on the left, the
 chat in the middle, the chat's settings (system prompt, preset, sampling) on the
 right. All worker and store I/O runs as asyncio tasks on the qasync loop or on the
-store's own thread; slots only start tasks. Closing the window stops the worker first
+store's own thread; slots only start tasks. A model loads one at a time
+(``model_loads.ModelLoads``). Closing the window stops the worker first
 (asynchronously), then really closes.
 """
 
@@ -29,12 +30,7 @@ from PySide6.QtWidgets import (
 
 from hearth.chats import AsyncChatStore
 from hearth.config.paths import default_paths
-from hearth.supervisor import (
-    LoadOptions,
-    ModelLoadError,
-    Supervisor,
-    SupervisorError,
-)
+from hearth.supervisor import LoadOptions, Supervisor
 from hearth.ui.chat_panels import ChatPanels
 from hearth.ui.chat_session import ChatController
 from hearth.ui.chat_settings_panel import ChatSettingsPanel
@@ -42,6 +38,7 @@ from hearth.ui.chat_sidebar import ChatSidebar
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.chat_view import ChatView
 from hearth.ui.crash_recovery import CrashRecovery
+from hearth.ui.model_loads import ModelLoads
 from hearth.ui.model_picker import ModelBar, ModelPicker
 from hearth.ui.page_rail import PageRail
 from hearth.ui.pages.discover import DiscoverPage
@@ -86,7 +83,6 @@ class MainWindow(QMainWindow):
         self.tokens: Tokens = tokens_for(self.palette())
         self.load_options = load_options
         self._tasks = TaskSet()
-        self._load_task: asyncio.Task[None] | None = None
         self._close_task: asyncio.Task[None] | None = None
         self._really_close = False
         self._closed_emitted = False
@@ -105,6 +101,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatController(
             self.chat_view, self.supervisor, self._tasks, chat_settings, db=self.chats_db
         )
+        self.loads = ModelLoads(self.supervisor, self.chat, self._tasks)
         self.sidebar = ChatSidebar(self.chats_db, self.chat, self._tasks, self)
         self.settings_panel = ChatSettingsPanel(self.chats_db, self.chat, self._tasks, self)
         self.status_view = WindowStatus(self, self._tasks)  # banner, status bar, meter
@@ -309,19 +306,16 @@ class MainWindow(QMainWindow):
         """
         chosen = options or self.load_options or self.extras.saved_options(path)
         self.recovery.cancel()
-        return self._replace_load(self._load(Path(path), self._load_task, chosen))
+        return self.loads.start(Path(path), chosen)
 
     @property
     def loading(self) -> bool:
         """Whether a load (or the wait for a previous one) is in progress."""
-        return self._load_task is not None and not self._load_task.done()
+        return self.loads.loading
 
     def cancel_load(self) -> bool:
         """Stop a load in progress (the worker being started is stopped); False if none."""
-        if self._load_task is None or self._load_task.done():
-            return False
-        self._load_task.cancel()
-        return True
+        return self.loads.cancel()
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """Run ``coro`` as one of the window's tasks (cancelled when the window closes)."""
@@ -337,26 +331,7 @@ class MainWindow(QMainWindow):
         """After a crash (see CrashRecovery): the same restart, keeping its banner."""
         if self.supervisor.model_path is None or self._close_task is not None:
             return
-        self._replace_load(
-            self._load(self.supervisor.model_path, self._load_task, self.supervisor.options)
-        )
-
-    def _replace_load(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        if self._load_task is not None:
-            self._load_task.cancel()
-        self.chat.stop()
-        self._load_task = self._tasks.spawn(coro, name="load-model")
-        return self._load_task
-
-    async def _load(
-        self, path: Path, previous: asyncio.Task[None] | None, options: LoadOptions | None = None
-    ) -> None:
-        if previous is not None and not previous.done():
-            await asyncio.wait([previous])
-        try:
-            await self.supervisor.start(path, options)
-        except (SupervisorError, ModelLoadError) as exc:
-            log.warning("could not load %s: %s", path, exc)  # the banner shows it
+        self.loads.start(self.supervisor.model_path, self.supervisor.options)
 
     # ------------------------------------------------------------------ close
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
@@ -384,8 +359,7 @@ class MainWindow(QMainWindow):
     async def _close_async(self) -> None:
         self.recovery.cancel()
         self.chat.stop()
-        if self._load_task is not None:
-            self._load_task.cancel()
+        self.loads.cancel()
         try:
             try:
                 await self.services.aclose()  # partial downloads stay, to resume later

@@ -7,9 +7,9 @@ needs one, so LAN and that box both need at least one key. Turning the endpoint 
 ticking the box and creating or revoking keys apply live (the model stays loaded); a
 new port or LAN relaunches the worker. If the keys cannot be read, the endpoint stays
 off and the status line says why (fail closed). The key list itself is
-``api_keys_box.ApiKeysBox``. Snippets for Continue, the OpenAI SDK
-and curl are shown with a placeholder; their Copy buttons put the selected (or newest)
-key in.
+``api_keys_box.ApiKeysBox``. Snippets for Claude Code, Continue, the OpenAI SDK,
+curl and others are shown with a placeholder (``snippet_tabs.SnippetTabs``); their
+Copy buttons put the selected (or newest) key in.
 While the panel is visible it polls the worker's request log about once a second
 (every HTTP request with its status; see ``request_log_table``).
 """
@@ -30,10 +30,8 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -50,20 +48,12 @@ from hearth.supervisor import (
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import ApiKeysBox
 from hearth.ui.pages.request_log_table import RequestLogTable
+from hearth.ui.pages.snippet_tabs import SNIPPET_TITLES, SnippetTabs
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
 POLL_MS = 1000
-SNIPPET_TITLES = {
-    "claude-code": "Claude Code",
-    "codex": "Codex CLI",
-    "copilot": "Copilot",
-    "llama-vscode": "llama.vscode",
-    "continue": "Continue",
-    "openai": "OpenAI SDK (Python)",
-    "curl": "curl",
-}  # the texts are hearth config's (core.client_config.SNIPPETS)
 LAN_NEEDS_KEY = (
     "Create an API key first: on the LAN, anyone who can reach this machine could "
     "use the model, so Hearth only listens there with a key."
@@ -159,24 +149,10 @@ class ServerPanel(QWidget):
         self.keys_box.revoke_button.clicked.connect(self.revoke_selected_key)
         self.keys_box.keys_changed.connect(self._keys_shown)
 
-        self.snippet_tabs = QTabWidget(self)
-        self.snippet_tabs.setAccessibleName("Client configuration")
-        self.snippet_views: dict[str, QPlainTextEdit] = {}
-        self.copy_buttons: dict[str, QPushButton] = {}
-        for kind, title in SNIPPET_TITLES.items():
-            page = QWidget(self.snippet_tabs)
-            view = QPlainTextEdit(page)
-            view.setReadOnly(True)
-            view.setAccessibleName(f"{title} configuration")
-            copy = QPushButton(f"Copy {title} config", page)
-            copy.setAccessibleName(f"Copy {title} configuration")
-            copy.clicked.connect(lambda _c=False, k=kind: self.copy_snippet(k))
-            col = QVBoxLayout(page)
-            col.addWidget(view)
-            col.addWidget(copy)
-            self.snippet_tabs.addTab(page, title)
-            self.snippet_views[kind] = view
-            self.copy_buttons[kind] = copy
+        self.snippet_tabs = SnippetTabs(self)
+        self.snippet_tabs.copy_requested.connect(self.copy_snippet)
+        self.snippet_views = self.snippet_tabs.views
+        self.copy_buttons = self.snippet_tabs.copy_buttons
 
         self.log_table = RequestLogTable(self)
 
@@ -230,10 +206,7 @@ class ServerPanel(QWidget):
         self._refresh_snippets()
 
     def _refresh_snippets(self) -> None:
-        ep = self.endpoint()
-        note = "" if self.supervisor.endpoint.enabled else "# Turn the endpoint on first.\n"
-        for kind, view in self.snippet_views.items():
-            view.setPlainText(note + SNIPPETS[kind](ep))
+        self.snippet_tabs.show_endpoint(self.endpoint(), enabled=self.supervisor.endpoint.enabled)
 
     def apply_endpoint(self) -> asyncio.Task[None] | None:
         """Turn the endpoint on/off with the port and LAN choice shown, live: the model
