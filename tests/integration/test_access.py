@@ -11,13 +11,15 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import keyring
 import pytest
 
-from hearth.config.api_keys import create_key
+from hearth.config.api_keys import create_key, revoke_key
 from hearth.supervisor import EndpointOptions, LoadOptions, Supervisor, WorkerState, WorkerStatus
 from keyring_backends.locked_keyring import FOLDER as LOCKED_FOLDER
 from server_process import free_port, start_serve
@@ -85,6 +87,47 @@ def test_serve_requires_stored_keys_on_loopback(file_keyring: None, tmp_path: Pa
         assert _get(server.base_url, "/hearth/v1/status", key) == 200  # headless: no token
     finally:
         server.stop()
+
+
+def _until(check: Callable[[], bool], seconds: float = 30) -> bool:
+    """Polls an observable state (the server's answer) until it holds or time is up."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_serve_applies_created_and_revoked_keys_and_a_locked_store_without_restart(
+    file_keyring: None, tmp_path: Path
+) -> None:
+    from hearth.config.secret_stores import API_KEYS
+    from hearth.config.secrets import set_secret
+
+    first = create_key("laptop").key
+    server = start_serve(None, tmp_path, api_key="given")
+    try:
+        url = server.base_url
+        assert _get(url, "/v1/models", first) == 200
+        second = create_key("desktop").key
+        assert _until(lambda: _get(url, "/v1/models", second) == 200)
+        assert revoke_key("laptop")
+        assert _until(lambda: _get(url, "/v1/models", first) == 401)
+        assert _get(url, "/api/tags", first) == 401  # each dialect's own shape
+        body = httpx.get(f"{url}/api/tags", headers={"Authorization": f"Bearer {first}"},
+                         trust_env=False, timeout=10).json()  # fmt: skip
+        assert isinstance(body["error"], str) and "API key" in body["error"]
+        set_secret(API_KEYS, "not-base64-json")  # the store can no longer be read
+        assert _until(lambda: _get(url, "/v1/models", second) == 401)  # fails closed
+        assert _get(url, "/v1/models", "given") == 200  # --api-key needs no store
+        assert _get(url, "/v1/models") == 401
+        assert server.process.poll() is None  # still serving
+    finally:
+        server.stop()
+    log = server.log_path.read_text()
+    assert "Stored API keys are refused until it can be read" in log
+    assert first not in log and second not in log  # secrets never reach the log
 
 
 def _refused(url: str) -> bool:

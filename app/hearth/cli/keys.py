@@ -22,6 +22,10 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     keys.set_defaults(handler=run)
 
 
+# server/key_refresh.py re-reads the store every few seconds
+_APPLIES = "Running servers stop accepting it within a few seconds."
+
+
 def run(args: argparse.Namespace) -> int:
     from hearth.config.api_keys import create_key, load_keys, revoke_all, revoke_key
     from hearth.config.secrets import SecretStoreError, open_store
@@ -39,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
                 created = datetime.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
                 sys.stdout.write(f"{key.name:<24} {key.masked:<16} created {created}\n")
         elif args.all:
-            sys.stdout.write(f"Revoked {revoke_all()} key(s).\n")
+            sys.stdout.write(f"Revoked {revoke_all()} key(s). {_APPLIES}\n")
         elif args.name and revoke_key(args.name):
-            sys.stdout.write(f"Revoked '{args.name}'. Restart running servers to apply.\n")
+            sys.stdout.write(f"Revoked '{args.name}'. {_APPLIES}\n")
         else:
             sys.stderr.write("No such key (see 'hearth keys list').\n")
             return 1

@@ -23,6 +23,7 @@ from hearth.server.body_guard import UrlGuardMiddleware
 from hearth.server.engines_routes import engines_router
 from hearth.server.errors import install_error_handlers
 from hearth.server.infill_routes import infill_router
+from hearth.server.key_refresh import KeyRefresher, KeySource
 from hearth.server.listeners import EndpointListener
 from hearth.server.load_routes import load_router
 from hearth.server.model_manager import ModelManager
@@ -45,18 +46,23 @@ def create_app(
     models: ModelManager | None = None,
     cors_origins: tuple[str, ...] = (),
     access_for: AccessFactory | None = None,
+    key_source: KeySource | None = None,
 ) -> FastAPI:
     manager = models or ModelManager(engine, catalog=None, base_config=LoadConfig(Path()))
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         lifecycle = asyncio.create_task(manager.run())
+        background = [lifecycle]
+        if key_source is not None:  # keys created or revoked while serving count at once
+            background.append(asyncio.create_task(KeyRefresher(access, key_source).run()))
         try:
             yield
         finally:
-            lifecycle.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await lifecycle
+            for task in background:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await stored_responses.aclose()
             await endpoint.close()
             await manager.close()

@@ -103,15 +103,20 @@ OLLAMA_PREFIX = "/api/"
 ANTHROPIC_PREFIX = "/v1/messages"
 
 
-def json_error(error: ApiError, path: str = "") -> JSONResponse:
+def dialect_error_json(error: ApiError, path: str = "") -> dict[str, Any]:
     """OpenAI's error shape, Ollama's plain ``{"error": "..."}`` under /api/, or
-    Anthropic's ``{"type": "error", "error": {...}}`` under /v1/messages."""
+    Anthropic's ``{"type": "error", "error": {...}}`` under /v1/messages: each client
+    reads its own dialect's shape, whichever layer refused the request."""
     if path.startswith(OLLAMA_PREFIX):
-        body: dict[str, Any] = {"error": error.message}
-    elif path.startswith(ANTHROPIC_PREFIX):
-        body = anthropic_error_json(error.status, error.message)
-    else:
-        body = error_body(error.message, error.type, error.code, error.param)
+        return {"error": error.message}
+    if path.startswith(ANTHROPIC_PREFIX):
+        return anthropic_error_json(error.status, error.message)
+    return error_body(error.message, error.type, error.code, error.param)
+
+
+def json_error(error: ApiError, path: str = "") -> JSONResponse:
+    """The error in the dialect of ``path`` (:func:`dialect_error_json`)."""
+    body = dialect_error_json(error, path)
     return JSONResponse(body, status_code=error.status, headers=error.headers)
 
 

@@ -25,6 +25,7 @@ from hearth.config.runtime import now as runtime_now
 from hearth.core.errors import HearthError
 from hearth.engine.engine import Engine
 from hearth.server.app import create_app
+from hearth.server.key_refresh import KeySource
 from hearth.server.listeners import bind_socket
 from hearth.server.model_manager import LibraryCatalog, ModelManager
 from hearth.server.options import ServeOptions, validate_options
@@ -129,8 +130,16 @@ def run_server(options: ServeOptions) -> int:
         on_initial_failure=initial_load_failed,
     )
     access_for = options.access_for if options.worker_token else None
+    key_source = (
+        KeySource(options.given_keys, options.read_stored) if options.use_stored_keys else None
+    )
     app = create_app(
-        engine, policy, models=models, cors_origins=options.cors_origins, access_for=access_for
+        engine,
+        policy,
+        models=models,
+        cors_origins=options.cors_origins,
+        access_for=access_for,
+        key_source=key_source,
     )
     config = uvicorn.Config(
         app,

@@ -15,7 +15,7 @@ from enum import Enum
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hearth.server.errors import ANTHROPIC_PREFIX, anthropic_error_json
+from hearth.server.errors import ApiError, dialect_error_json
 from hearth.server.listeners import ENDPOINT_SCOPE_KEY
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,14 @@ class AccessControl:
             return replace(self._policy, endpoint_open=False)
         return self._endpoint
 
+    def set_user_keys(self, keys: tuple[str, ...]) -> None:
+        """The user's keys changed in the store (``key_refresh``): both listeners' policies
+        take the new set; whether a key is required stays as it was, so revoking the last
+        key locks the endpoint instead of opening it."""
+        self._policy = replace(self._policy, user_keys=keys)
+        if self._endpoint is not None:
+            self._endpoint = replace(self._endpoint, user_keys=keys)
+
     def set_endpoint(self, policy: AccessPolicy | None) -> None:
         self._endpoint = (
             None
@@ -199,11 +207,8 @@ _REFUSALS = {
 
 
 async def _reject(send: Send, status: int, message: str, code: str, path: str = "") -> None:
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
-    if path.startswith(ANTHROPIC_PREFIX):  # Anthropic clients read their own error shape
-        body = json.dumps(anthropic_error_json(status, message)).encode()
-    else:
-        body = json.dumps({"error": error}).encode()
+    error = ApiError(status, message, code=code)
+    body = json.dumps(dialect_error_json(error, path)).encode()
     await send(
         {
             "type": "http.response.start",
