@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from hearth.core import chat_formats
+
 DEFAULT_CONTEXT = 4096
 """Context per slot when none is asked for (capped by the model's trained context)."""
 
@@ -35,15 +37,9 @@ class FlashAttention(str, Enum):
     OFF = "off"
 
 
-CHAT_FORMATS: tuple[str, ...] = (
-    "hermes", "llama3", "mistral", "qwen3_coder", "seed_oss", "glm", "minimax", "deepseek",
-    "deepseek_dsml", "kimi", "harmony", "phi4", "lfm2", "command_r", "apriel", "nemotron",
-)  # fmt: skip
-"""The chat formats a load may choose instead of detection (``LoadConfig.chat_format``).
-
-These are the names of the engine's registry (``engine/tool_formats``); they are listed
-here because the GUI and the command line offer them without importing the engine, and
-a unit test keeps the two lists equal."""
+CHAT_FORMATS = chat_formats.CHAT_FORMATS
+"""The chat formats a load may choose instead of detection (``LoadConfig.chat_format``),
+defined with how each is detected in ``core/chat_formats.py``."""
 
 
 class SpecMode(str, Enum):

@@ -14,48 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
-from dataclasses import dataclass
 from typing import NamedTuple
 
+from hearth.core.chat_formats import HARMONY, REASONING_SPECS, ReasoningSpec, detect_reasoning
 
-@dataclass(frozen=True)
-class ReasoningSpec:
-    name: str
-    open: str  # "" when every reply starts inside reasoning (Apriel)
-    close: str
-    template_signs: tuple[str, ...]
-    vocab_signs: tuple[str, ...] = ()
-
-    @property
-    def preserved(self) -> tuple[str, ...]:
-        """Marker tokens the detokenizer must keep as text for this split to work."""
-        return tuple(m for m in (self.open, self.close) if m)
-
-
-HARMONY = ReasoningSpec("harmony", "<|channel|>analysis", "<|end|>", ("<|channel|>",))
-SPECS: tuple[ReasoningSpec, ...] = (
-    HARMONY,
-    ReasoningSpec("seed", "<seed:think>", "</seed:think>", ("<seed:think>",)),
-    ReasoningSpec("command_r", "<|START_THINKING|>", "<|END_THINKING|>", ("<|START_THINKING|>",)),
-    ReasoningSpec("mistral", "[THINK]", "[/THINK]", ("[THINK]",), ("[THINK]",)),
-    ReasoningSpec("minimax_m3", "<mm:think>", "</mm:think>", ("<mm:think>",)),
-    ReasoningSpec("gemma4", "<|channel>thought", "<channel|>", ("<|channel>",)),
-    ReasoningSpec("apriel", "", "[BEGIN FINAL RESPONSE]", ("[BEGIN FINAL RESPONSE]",)),
-    ReasoningSpec("think", "<think>", "</think>", ("<think>", "</think>"), ("<think>",)),
-)
-
-
-def detect_reasoning(template: str | None, vocab: Collection[str] = ()) -> ReasoningSpec | None:
-    """The reasoning markers a model uses, from its chat template or else its vocabulary."""
-    source = template or ""
-    for spec in SPECS:
-        if any(sign in source for sign in spec.template_signs):
-            return spec
-    for spec in SPECS:
-        if any(sign in vocab for sign in spec.vocab_signs):
-            return spec
-    return None
+SPECS = REASONING_SPECS  # the families' markers, shared with the GUI (core/chat_formats.py)
+__all__ = ["HARMONY", "SPECS", "HarmonySplitter", "ReasoningSpec", "Split", "TagSplitter",
+           "detect_reasoning", "make_splitter", "starts_inside", "with_reasoning"]  # fmt: skip
 
 
 def starts_inside(spec: ReasoningSpec, prompt: str) -> bool:

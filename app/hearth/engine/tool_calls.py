@@ -3,10 +3,11 @@
 Each model family writes calls its own way (Hermes/Qwen JSON in ``<tool_call>``, Llama 3
 bare JSON, Mistral ``[TOOL_CALLS]``, Qwen3-Coder and Seed-OSS XML, GLM ``<arg_key>``,
 MiniMax and DeepSeek-DSML ``<invoke>``, DeepSeek and Kimi special tokens, gpt-oss harmony
-channels, Phi-4/Granite, LFM2, Command-R, Apriel, Nemotron). The registry in tool_formats
-holds each as data plus a small parser; the family is read off the chat template (or the
-vocabulary), Hermes is the fallback, and models whose template knows nothing of tools get
-the tools described in a system message.
+channels, Gemma 4 ``<|tool_call>call:``, Phi-4/Granite, LFM2, Command-R, Apriel,
+Nemotron). The registry in tool_formats holds each as data plus a small parser; the
+family is read off the chat template (or the vocabulary) by ``core/chat_formats``,
+Hermes is the fallback, and models whose template knows nothing of tools get the tools
+described in a system message.
 """
 
 from __future__ import annotations

@@ -95,6 +95,10 @@ SAMPLES: list[tuple[ToolFormat, str, str]] = [
      ""),
     (F.LLAMA3, f'{{"name": "get_weather", "parameters": {ARGS_JSON}}}', ""),
     (F.LLAMA3, f'<|python_tag|>{{"name": "get_weather", "parameters": {ARGS_JSON}}}', ""),
+    (F.GEMMA4, f'{PRE}<|tool_call>call:get_weather{{city:<|"|>Zürich<|"|>,days:3}}<tool_call|>',
+     PRE.strip()),
+    (F.GEMMA4, '<|tool_call>call:get_weather{days:3,city:<|"|>Zürich<|"|>}', ""),  # no end token
+    (F.LFM2, "<|tool_call_start|>[get_weather(city='Zürich', days=3)]<|tool_call_end|>", ""),
 ]  # fmt: skip
 IDS = [f"{fmt.value}-{i}" for i, (fmt, _, _) in enumerate(SAMPLES)]
 
@@ -181,6 +185,33 @@ def test_two_calls_in_one_reply() -> None:
     assert [c.name for c in minimax_m1.calls] == ["a", "b"] and minimax_m1.content == ""
     lfm2 = parse_output('<|tool_call_start|>[a(x=1), b.c(y="z")]<|tool_call_end|>', F.LFM2)
     assert [c.name for c in lfm2.calls] == ["a", "b.c"]
+    gemma = parse_output('<|tool_call>call:a{x:1}<tool_call|><|tool_call>call:b{}<tool_call|>',
+                         F.GEMMA4)  # fmt: skip
+    assert [c.name for c in gemma.calls] == ["a", "b"] and gemma.content == ""
+
+
+def test_gemma4_values_are_its_own_literals() -> None:
+    """Strings in <|"|> quotes (so a comma, brace or JSON quote inside needs no escape),
+    numbers, true/false/null, lists and maps with bare keys, as the template writes them."""
+    text = (
+        '<|tool_call>call:plan{steps:[<|"|>a, {b}<|"|>,<|"|>say "hi"<|"|>],'
+        "limits:{depth:2,ratio:0.5,strict:false},note:null,ok:true}<tool_call|>"
+    )
+    parsed = parse_output(text, F.GEMMA4)
+    assert json.loads(parsed.calls[0].arguments) == {
+        "steps": ["a, {b}", 'say "hi"'],
+        "limits": {"depth": 2, "ratio": 0.5, "strict": False},
+        "note": None,
+        "ok": True,
+    }
+
+
+def test_lfm2_reads_json_words_among_python_literals() -> None:
+    """LFM2.5's template writes maps with tojson, so true/null sit among Python values."""
+    text = '<|tool_call_start|>[f(opts={"deep": true, "tag": null}, on=True)]<|tool_call_end|>'
+    parsed = parse_output(text, F.LFM2)
+    assert json.loads(parsed.calls[0].arguments) == {"opts": {"deep": True, "tag": None},
+                                                     "on": True}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -195,6 +226,10 @@ def test_two_calls_in_one_reply() -> None:
         (F.HARMONY, "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{bad"),
         (F.NEMOTRON, "<TOOLCALL>[{\"arguments\": {}}]</TOOLCALL>"),
         (F.DEEPSEEK, ds_token("tool_calls_begin") + "nothing here"),
+        (F.GEMMA4, '<|tool_call>call:f{x:<|"|>unclosed}<tool_call|>'),
+        (F.GEMMA4, "<|tool_call>call:f{x:1 y:2}<tool_call|>"),
+        (F.GEMMA4, "<|tool_call>call:f{x:1} and more"),
+        (F.GEMMA4, "<|tool_call>f{x:1}<tool_call|>"),
     ],
 )  # fmt: skip
 def test_malformed_calls_stay_text(fmt: ToolFormat, text: str) -> None:
@@ -232,6 +267,10 @@ EXPECTED_FORMATS = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": F.PHI4,
     "mistralai-Mistral-Nemo-Instruct-2407.jinja": F.MISTRAL,
     "meta-llama-Llama-3.1-8B-Instruct.jinja": F.LLAMA3,
+    "google-gemma-4-31B-it.jinja": F.GEMMA4,
+    "google-gemma-4-31B-it-interleaved.jinja": F.GEMMA4,
+    "LFM2.5-8B-A1B.jinja": F.LFM2,
+    "google-gemma-2-2b-it.jinja": F.HERMES,  # no tools in its template: the fallback
 }
 
 

@@ -1,13 +1,15 @@
-"""The registry of tool-call formats: which family a model speaks, and its parser.
+"""The registry of tool-call formats: each family's call markers and its parser.
 
-The order matters: specific formats come before the generic ones they resemble
-(Qwen3-Coder's ``<tool_call><function=`` before Hermes' ``<tool_call>{``).
+Which format a model speaks is read off its chat template by the shared table in
+``core/chat_formats.py`` (the GUI names it too); this side adds what only the worker
+needs: where a call starts in a streamed reply, how to parse it, which tokens to keep.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
+from hearth.core.chat_formats import GEMMA4_CALL, detect_tool_format
 from hearth.engine.tool_formats import json_formats as j
 from hearth.engine.tool_formats import token_formats as t
 from hearth.engine.tool_formats import xml_formats as x
@@ -19,33 +21,27 @@ from hearth.engine.tool_formats.base import (
     ToolFormat,
     ds_token,
 )
+from hearth.engine.tool_formats.gemma4 import GEMMA4_END, parse_gemma4
 
 F = ToolFormat
 REGISTRY: tuple[FormatSpec, ...] = (
-    FormatSpec(F.HARMONY, ("<|channel|>", "<|start|>"), ("<|channel|>",), t.parse_harmony,
-               requires=("<|message|>",)),
-    FormatSpec(F.SEED_OSS, ("<seed:tool_call>",), ("<seed:tool_call>",), x.parse_seed_oss),
-    FormatSpec(F.MINIMAX, ("<minimax:tool_call>",), ("<minimax:tool_call>",), x.parse_minimax),
-    FormatSpec(F.DEEPSEEK_DSML, (f"<{DSML}",), (DSML,), x.parse_deepseek_dsml),
-    FormatSpec(F.DEEPSEEK, (t.DS_CALLS_BEGIN, ds_token("tool_call_begin")), (t.DS_CALLS_BEGIN,),
-               t.parse_deepseek),
-    FormatSpec(F.KIMI, ("<|tool_calls_section_begin|>", "<|tool_call_begin|>"),
-               ("<|tool_calls_section_begin|>",), t.parse_kimi),
-    FormatSpec(F.GLM, ("<tool_call>",), ("<arg_key>",), x.parse_glm),
-    FormatSpec(F.QWEN3_CODER, ("<tool_call>",), ("<function=",), x.parse_qwen3_coder,
-               requires=("<tool_call>",)),
-    FormatSpec(F.COMMAND_R, ("<|START_ACTION|>", "<|START_THINKING|>"), ("<|START_ACTION|>",),
-               j.parse_command_r),
-    FormatSpec(F.LFM2, ("<|tool_call_start|>",), ("<|tool_call_start|>",), t.parse_lfm2,
-               vocab_signs=("<|tool_call_start|>",)),
-    FormatSpec(F.NEMOTRON, ("<TOOLCALL>",), ("<TOOLCALL>",), j.parse_nemotron),
-    FormatSpec(F.APRIEL, ("<tool_calls>",), ("<tool_calls>",), j.parse_apriel),
-    FormatSpec(F.PHI4, ("<|tool_call|>",), ("<|tool_call|>",), j.parse_phi4),
-    FormatSpec(F.MISTRAL, (j.MISTRAL_MARK,), (j.MISTRAL_MARK,), j.parse_mistral,
-               vocab_signs=(j.MISTRAL_MARK,)),
-    FormatSpec(F.HERMES, (j.HERMES_OPEN,), (j.HERMES_OPEN,), j.parse_hermes),
-    FormatSpec(F.LLAMA3, ("{", j.LLAMA3_MARK), (j.LLAMA3_MARK, "ipython"), j.parse_llama3,
-               vocab_signs=(j.LLAMA3_MARK,)),
+    FormatSpec(F.HARMONY, ("<|channel|>", "<|start|>"), t.parse_harmony),
+    FormatSpec(F.GEMMA4, (GEMMA4_CALL,), parse_gemma4),
+    FormatSpec(F.SEED_OSS, ("<seed:tool_call>",), x.parse_seed_oss),
+    FormatSpec(F.MINIMAX, ("<minimax:tool_call>",), x.parse_minimax),
+    FormatSpec(F.DEEPSEEK_DSML, (f"<{DSML}",), x.parse_deepseek_dsml),
+    FormatSpec(F.DEEPSEEK, (t.DS_CALLS_BEGIN, ds_token("tool_call_begin")), t.parse_deepseek),
+    FormatSpec(F.KIMI, ("<|tool_calls_section_begin|>", "<|tool_call_begin|>"), t.parse_kimi),
+    FormatSpec(F.GLM, ("<tool_call>",), x.parse_glm),
+    FormatSpec(F.QWEN3_CODER, ("<tool_call>",), x.parse_qwen3_coder),
+    FormatSpec(F.COMMAND_R, ("<|START_ACTION|>", "<|START_THINKING|>"), j.parse_command_r),
+    FormatSpec(F.LFM2, ("<|tool_call_start|>",), t.parse_lfm2),
+    FormatSpec(F.NEMOTRON, ("<TOOLCALL>",), j.parse_nemotron),
+    FormatSpec(F.APRIEL, ("<tool_calls>",), j.parse_apriel),
+    FormatSpec(F.PHI4, ("<|tool_call|>",), j.parse_phi4),
+    FormatSpec(F.MISTRAL, (j.MISTRAL_MARK,), j.parse_mistral),
+    FormatSpec(F.HERMES, (j.HERMES_OPEN,), j.parse_hermes),
+    FormatSpec(F.LLAMA3, ("{", j.LLAMA3_MARK), j.parse_llama3),
 )  # fmt: skip
 BY_FORMAT = {spec.fmt: spec for spec in REGISTRY}
 
@@ -54,6 +50,7 @@ BY_FORMAT = {spec.fmt: spec for spec in REGISTRY}
 PRESERVED: dict[ToolFormat, tuple[str, ...]] = {
     F.HARMONY: ("<|start|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|end|>",
                 "<|call|>", "<|return|>"),
+    F.GEMMA4: (GEMMA4_CALL, GEMMA4_END),
     F.SEED_OSS: ("<seed:tool_call>", "</seed:tool_call>"),
     F.MINIMAX: ("<minimax:tool_call>", "</minimax:tool_call>"),
     F.DEEPSEEK_DSML: (),
@@ -78,16 +75,7 @@ PRESERVED: dict[ToolFormat, tuple[str, ...]] = {
 
 def detect(template: str | None, vocab: Collection[str] = ()) -> ToolFormat:
     """The format a model's chat template (or failing that, its special tokens) uses."""
-    source = template or ""
-    for spec in REGISTRY:
-        if any(sign in source for sign in spec.template_signs) and all(
-            need in source for need in spec.requires
-        ):
-            return spec.fmt
-    for spec in REGISTRY:
-        if any(sign in vocab for sign in spec.vocab_signs):
-            return spec.fmt
-    return ToolFormat.HERMES
+    return detect_tool_format(template, vocab)
 
 
 def preserved_tokens(fmt: ToolFormat) -> tuple[str, ...]:

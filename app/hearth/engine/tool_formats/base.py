@@ -1,8 +1,9 @@
 """What every tool-call format shares: its name, the parsed result, building calls.
 
-A format is data (the markers that open a call section, the template and vocabulary
-signs that identify it) plus one small parser from generated text to calls. Parsers
-never raise on model output: text that does not parse stays plain content.
+A format is data (the markers that open a call section) plus one small parser from
+generated text to calls; the signs that identify it in a template are in
+``core/chat_formats.py``. Parsers never raise on model output: text that does not
+parse stays plain content.
 """
 
 from __future__ import annotations
@@ -11,29 +12,16 @@ import json
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
+from hearth.core.chat_formats import DS_BAR, DS_SPACE, DSML, ToolFormat, ds_token
 from hearth.core.generation import ToolCall
 
-
-class ToolFormat(str, Enum):
-    HERMES = "hermes"
-    LLAMA3 = "llama3"
-    MISTRAL = "mistral"
-    QWEN3_CODER = "qwen3_coder"
-    SEED_OSS = "seed_oss"
-    GLM = "glm"
-    MINIMAX = "minimax"
-    DEEPSEEK = "deepseek"
-    DEEPSEEK_DSML = "deepseek_dsml"
-    KIMI = "kimi"
-    HARMONY = "harmony"
-    PHI4 = "phi4"
-    LFM2 = "lfm2"
-    COMMAND_R = "command_r"
-    APRIEL = "apriel"
-    NEMOTRON = "nemotron"
+__all__ = [
+    "DSML", "DS_BAR", "DS_SPACE", "FormatSpec", "ParsedOutput", "Schemas", "ToolFormat",
+    "args_from_text", "decode_json_prefix", "ds_token", "joined", "make_call", "new_call_id",
+    "no_calls", "typed_value",
+]  # fmt: skip
 
 
 @dataclass
@@ -50,24 +38,12 @@ Parser = Callable[[str, Schemas], ParsedOutput]
 
 @dataclass(frozen=True)
 class FormatSpec:
-    """One model family's call format, as data plus its parser."""
+    """One model family's call format, as data plus its parser (what identifies the
+    format in a template is ``core.chat_formats.SIGNS``, shared with the GUI)."""
 
     fmt: ToolFormat
     markers: tuple[str, ...]  # text that opens a call section (the streaming filter cuts there)
-    template_signs: tuple[str, ...]  # any of these in the chat template identifies the format
     parse: Parser
-    vocab_signs: tuple[str, ...] = ()  # ... or any of these among the special tokens
-    requires: tuple[str, ...] = ()  # ... and all of these in the template too
-
-
-# DeepSeek's special tokens use a fullwidth bar and "lower one eighth block" for spaces.
-DS_BAR, DS_SPACE = "\uff5c", "\u2581"
-DSML = f"{DS_BAR}DSML{DS_BAR}"
-
-
-def ds_token(name: str) -> str:
-    """``ds_token("tool_calls_begin")`` is DeepSeek's <|tool calls begin|> token text."""
-    return f"<{DS_BAR}{name.replace('_', DS_SPACE)}{DS_BAR}>"
 
 
 def new_call_id() -> str:

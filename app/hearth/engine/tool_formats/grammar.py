@@ -3,6 +3,10 @@
 JSON-object formats get the tools' parameter schemas exactly. Formats that write the
 name outside the arguments get the schema when one tool is possible, else any object.
 XML-like formats get the tool's name and parameter names, with free text values.
+Keyword formats (LFM2's Python call ``[name(k="v")]``, Gemma 4's ``call:name{k:<|"|>v<|"|>}``)
+get each tool's name with its own parameter names, and values in the family's literals.
+Each grammar writes the call the way the family's template renders one, so the model
+stays in distribution and the family's parser reads it back.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from typing import Any
 
 from llama_cpp import llama_grammar
 
+from hearth.core.chat_formats import GEMMA4_CALL
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ToolSpec
 from hearth.engine.grammar import relax_upper_bounds
 from hearth.engine.tool_formats.base import DSML, ToolFormat, ds_token
+from hearth.engine.tool_formats.gemma4 import GEMMA4_END, GEMMA4_QUOTE
 from hearth.engine.tool_formats.json_formats import HERMES_CLOSE, HERMES_OPEN, MISTRAL_MARK
+from hearth.engine.tool_formats.token_formats import LFM2_BEGIN, LFM2_END
 
 # Formats whose call is one JSON object holding the name: the grammar is the JSON schema.
 _OBJECT_FRAMES: dict[ToolFormat, tuple[str, str]] = {
@@ -28,8 +35,8 @@ _OBJECT_FRAMES: dict[ToolFormat, tuple[str, str]] = {
     ToolFormat.PHI4: ("<|tool_call|>[", "]<|/tool_call|>"),
     ToolFormat.NEMOTRON: ("<TOOLCALL>[", "]</TOOLCALL>"),
     ToolFormat.APRIEL: ("<tool_calls>[", "]</tool_calls>"),
-    ToolFormat.COMMAND_R: ("<|START_ACTION|>[", "]<|END_ACTION|>"),
-    ToolFormat.LFM2: ("<|tool_call_start|>[", "]<|tool_call_end|>"),
+    # Command-R7B's template indents its one-line call objects inside the list.
+    ToolFormat.COMMAND_R: ("<|START_ACTION|>[\n    ", "\n]<|END_ACTION|>"),
 }
 # Formats that write the name outside a JSON argument object: (before name, after name, end).
 _NAMED_FRAMES: dict[ToolFormat, tuple[str, str, str]] = {
@@ -57,8 +64,10 @@ _TEXT_FRAMES: dict[ToolFormat, tuple[str, str, str, str, str, str]] = {
     ToolFormat.SEED_OSS: (_lit("<seed:tool_call>\n<function="), _lit(">\n"), _lit("<parameter="),
                           _lit(">"), _lit("</parameter>\n"),
                           _lit("</function>\n</seed:tool_call>")),
-    ToolFormat.GLM: (_lit("<tool_call>"), _lit("\n"), _lit("<arg_key>"),
-                     _lit("</arg_key>\n<arg_value>"), _lit("</arg_value>\n"), _lit("</tool_call>")),
+    # GLM's template puts each tag on its own line; models often leave the newlines out.
+    ToolFormat.GLM: (_lit("<tool_call>"), '"\\n"?', _lit("<arg_key>"),
+                     _lit("</arg_key>") + ' "\\n"? ' + _lit("<arg_value>"),
+                     _lit("</arg_value>") + ' "\\n"?', _lit("</tool_call>")),
     ToolFormat.MINIMAX: (_lit('<minimax:tool_call>\n<invoke name="'), _lit('">\n'),
                          _lit('<parameter name="'), _lit('">'), _lit("</parameter>\n"),
                          _lit("</invoke>\n</minimax:tool_call>")),
@@ -78,6 +87,8 @@ def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = 
         raise InvalidRequestError(f"tool_choice names an unknown tool: {only}", param="tool_choice")
     if fmt in _TEXT_FRAMES:
         return _text_grammar(chosen, _TEXT_FRAMES[fmt])
+    if fmt in _KEYWORD_FRAMES:
+        return _keyword_grammar(chosen, _KEYWORD_FRAMES[fmt])
     if fmt in _NAMED_FRAMES:
         before, after, end = (_lit(p) for p in _NAMED_FRAMES[fmt])
         args_schema = chosen[0].parameters if len(chosen) == 1 else {}
@@ -89,15 +100,17 @@ def call_grammar(tools: Sequence[ToolSpec], fmt: ToolFormat, only: str | None = 
         return f"root ::= {root}\n{_names_rule(chosen)}\n{body}"
     name_key = "tool_name" if fmt is ToolFormat.COMMAND_R else "name"
     key = "parameters" if fmt in (ToolFormat.LLAMA3, ToolFormat.COMMAND_R) else "arguments"
+    # Command-R numbers its calls; the one forced call is the first.
+    ids = {"tool_call_id": {"const": "0"}} if fmt is ToolFormat.COMMAND_R else {}
     variants = [
         {"type": "object",
-         "properties": {name_key: {"const": t.name},
+         "properties": {**ids, name_key: {"const": t.name},
                         key: relax_upper_bounds(t.parameters) or {"type": "object"}},
-         "required": [name_key, key], "additionalProperties": False}
+         "required": [*ids, name_key, key], "additionalProperties": False}
         for t in chosen
     ]  # fmt: skip
     schema = variants[0] if len(variants) == 1 else {"oneOf": variants}
-    body = _schema_rules(schema, "call", [name_key, key])
+    body = _schema_rules(schema, "call", [*ids, name_key, key])
     before, after = _OBJECT_FRAMES.get(fmt, _OBJECT_FRAMES[ToolFormat.HERMES])
     parts = [p for p in (_lit(before) if before else "", "call", _lit(after) if after else "") if p]
     if fmt is ToolFormat.MISTRAL:  # or Mistral Small 3.2's own form: name[ARGS]{json}
@@ -161,3 +174,46 @@ def _text_grammar(chosen: Sequence[ToolSpec], frame: tuple[str, ...]) -> str:
         f"pname ::= {pname}\n"
         'value ::= ([^<] | "<" [^/])*\n'
     )
+
+
+# Formats that write a call as the name and keyword arguments: (before the call, after
+# it, after the name, between the name and a value, between arguments, after the last,
+# the value rule and its GBNF).
+_PY_VALUE = r"""py-value ::= py-string | py-number | py-word | py-list | py-dict
+py-word ::= "True" | "False" | "None" | "true" | "false" | "null"
+py-string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\"" | "'" ([^'\\\n] | "\\" [^\n])* "'"
+py-number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+py-list ::= "[" (py-value ("," " "? py-value)*)? "]"
+py-dict ::= "{" (py-string ":" " "? py-value ("," " "? py-string ":" " "? py-value)*)? "}"
+"""
+_Q = _lit(GEMMA4_QUOTE)
+_G_CHARS = " | ".join(
+    (f"{_lit(GEMMA4_QUOTE[:i])} " if i else "") + f"[^{ch}]" for i, ch in enumerate(GEMMA4_QUOTE)
+)
+_GEMMA_VALUE = f"""g-value ::= g-string | g-number | "true" | "false" | "null" | g-list | g-dict
+g-string ::= {_Q} ({_G_CHARS})* {_Q}
+g-number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+g-list ::= "[" (g-value ("," g-value)*)? "]"
+g-dict ::= "{{" (g-key ":" g-value ("," g-key ":" g-value)*)? "}}"
+g-key ::= [^:}}{{,<]+
+"""
+_KEYWORD_FRAMES: dict[ToolFormat, tuple[str, str, str, str, str, str, str, str]] = {
+    ToolFormat.LFM2: (_lit(f"{LFM2_BEGIN}["), _lit(f"]{LFM2_END}"), '"("', '"="', '"," " "?',
+                      '")"', "py-value", _PY_VALUE),
+    ToolFormat.GEMMA4: (_lit(f"{GEMMA4_CALL}call:"), _lit(GEMMA4_END), '"{"', '":"', '","',
+                        '"}"', "g-value", _GEMMA_VALUE),
+}  # fmt: skip
+
+
+def _keyword_grammar(chosen: Sequence[ToolSpec], frame: tuple[str, ...]) -> str:
+    """``name(k=v, ...)``-like calls: each tool with its own parameter names."""
+    before, after, opened, assign, sep, closed, value, value_rules = frame
+    calls, rules = [], []
+    for i, tool in enumerate(chosen):
+        params = sorted((tool.parameters or {}).get("properties", {}))
+        pname = " | ".join(_lit(p) for p in params) if params else "[a-zA-Z_] [a-zA-Z0-9_]*"
+        calls.append(f"call-{i}")
+        rules += [f"call-{i} ::= {_lit(tool.name)} {opened} (kv-{i} ({sep} kv-{i})*)? {closed}",
+                  f"kv-{i} ::= pname-{i} {assign} {value}", f"pname-{i} ::= {pname}"]  # fmt: skip
+    head = f"root ::= {before} ({' | '.join(calls)}) {after}"
+    return "\n".join([head, *rules, value_rules])

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from hearth.core.chat_formats import HERMES_CLOSE, HERMES_OPEN, LLAMA3_MARK, MISTRAL_MARK
 from hearth.core.generation import ToolCall
 from hearth.engine.tool_formats.base import (
     ParsedOutput,
@@ -22,9 +23,9 @@ from hearth.engine.tool_formats.base import (
     no_calls,
 )
 
-HERMES_OPEN, HERMES_CLOSE = "<tool_call>", "</tool_call>"
-MISTRAL_MARK = "[TOOL_CALLS]"
-LLAMA3_MARK = "<|python_tag|>"
+__all__ = ["HERMES_CLOSE", "HERMES_OPEN", "LLAMA3_MARK", "MISTRAL_MARK", "call_from_object",
+           "json_list_parser", "parse_apriel", "parse_command_r", "parse_hermes",
+           "parse_llama3", "parse_mistral", "parse_nemotron", "parse_phi4"]  # fmt: skip
 
 
 def call_from_object(obj: Any, name_key: str = "name", args_keys: tuple[str, ...] = ()) -> (

@@ -120,7 +120,8 @@ def _pythonic_calls(body: str) -> list[ToolCall]:
             return []
         name = _dotted_name(node.func)
         try:
-            args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+            args = {kw.arg: ast.literal_eval(_json_words(kw.value))
+                    for kw in node.keywords if kw.arg}  # fmt: skip
         except ValueError:
             return []
         call = make_call(name, args) if name else None
@@ -128,6 +129,22 @@ def _pythonic_calls(body: str) -> list[ToolCall]:
             return []
         calls.append(call)
     return calls
+
+
+_JSON_WORDS = {"true": True, "false": False, "null": None}
+
+
+def _json_words(node: ast.expr) -> ast.expr:
+    """LFM2.5's template writes map values as JSON, so ``true``/``false``/``null`` may
+    appear among the Python literals; they become constants (still never evaluated)."""
+
+    class Words(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            if name.id in _JSON_WORDS:
+                return ast.copy_location(ast.Constant(_JSON_WORDS[name.id]), name)
+            return name
+
+    return Words().visit(node)  # type: ignore[no-any-return]
 
 
 def _dotted_name(node: ast.expr) -> str | None:

@@ -1,7 +1,8 @@
 """The Load dialog's "Chat format" choice: detect the family's format, or name one.
 
-Detection reads the chat template (the worker does the same at load, with the
-vocabulary too), so "Detect" says what it finds in this model's header. A chosen name
+Detection reads the chat template with the worker's own table (``core/chat_formats``;
+the worker reads the vocabulary too at load), so "Detect" says what it finds in this
+model's header. A chosen name
 becomes ``LoadOptions.chat_format`` and the worker's ``--chat-format``: for templates
 that detection reads wrongly (fine-tunes, merges with a borrowed template).
 """
@@ -12,8 +13,7 @@ import logging
 
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from hearth.core.model_info import CHAT_FORMATS
-from hearth.engine.tool_formats import detect
+from hearth.core.chat_formats import CHAT_FORMATS, detect_tool_format
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class ChatFormatCombo(QComboBox):
 
     def show_detected(self, template: str | None) -> str:
         """Name on the "Detect" item what the model's chat template points to."""
-        found = detect(template).value
+        found = detect_tool_format(template).value
         self.setItemText(0, detect_label(found))
         return found
 
