@@ -247,7 +247,9 @@ class Supervisor:
                 health = None
             if health is not None:
                 if health.ok:
-                    return health.model or await self._first_model(client)
+                    if health.model or self.model_path == NO_MODEL:  # remote engines only
+                        return health.model or ""
+                    return await self._first_model(client)
                 if health.status == "error" or health.http_status not in (200, 503):
                     fallback = f"The worker could not load the model (HTTP {health.http_status})."
                     raise ModelLoadError(health.error or fallback)

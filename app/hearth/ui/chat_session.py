@@ -25,18 +25,14 @@ from hearth.chats import (
     ReplyRecorder,
     SamplingSettings,
 )
-from hearth.supervisor import (
-    ChatStreamStats,
-    Supervisor,
-    WorkerClient,
-)
-from hearth.supervisor.client import ReasoningText
+from hearth.supervisor import ChatStreamStats, Supervisor
 from hearth.ui.chat_actions import CardActions
+from hearth.ui.chat_model import ChatModel
+from hearth.ui.chat_reply import read_reply, show_answer, show_reasoning
 from hearth.ui.chat_rows import (
     ConversationRef,
     NewConversation,
     TurnState,
-    context_size,
     forget_from,
     save_outcome,
     setup_rows,
@@ -55,8 +51,6 @@ from hearth.ui.chat_view import ChatView
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
-
-YIELD_EVERY_S = 0.012  # while a stream drains a backlog, give the Qt loop a turn this often
 
 
 class ChatController(QObject):
@@ -93,7 +87,7 @@ class ChatController(QObject):
         self._ref = ConversationRef()
         self._tasks = tasks
         self._task: asyncio.Task[str | None] | None = None
-        self._n_ctx: tuple[WorkerClient, int | None] | None = None
+        self.model = ChatModel(supervisor, self)  # the loaded model, or a remote one
         view.send_requested.connect(self._on_send)
         view.stop_requested.connect(self.stop)
         view.regenerate_requested.connect(self.regenerate)
@@ -186,7 +180,7 @@ class ChatController(QObject):
             self._task.cancel()
 
     def _can_start(self) -> bool:
-        if self.busy or self.supervisor.client is None:
+        if self.busy or not self.model.available:
             log.warning("turn ignored: %s", "busy" if self.busy else "no worker")
             return False
         self.turn_starting.emit()  # e.g. a Max tokens typed a moment ago is handed over
@@ -202,7 +196,7 @@ class ChatController(QObject):
         self, user: Turn | None, variant_of: Turn | None = None
     ) -> asyncio.Task[str | None]:
         reply = Turn("assistant", "", status=MessageStatus.STREAMING)
-        reply.model = self.supervisor.model_id
+        reply.model = self.model.model_id
         if variant_of is not None:
             reply.variant_index = reply.variant_count = variant_of.variant_count
             reply.variant_count += 1
@@ -211,7 +205,7 @@ class ChatController(QObject):
         self.turns.append(reply)
         if self.db is not None:
             new = NewConversation(
-                self.supervisor.model_id, self.system_prompt, self.sampling, self.preset_id
+                self.model.model_id, self.system_prompt, self.sampling, self.preset_id
             )
             state.setup = self.db.submit(lambda s: setup_rows(s, state, new))
         self.view.set_editing(None)
@@ -226,7 +220,7 @@ class ChatController(QObject):
 
     async def _stream_reply(self, state: TurnState, messages: list[dict[str, str]]) -> str | None:
         """Stream into the view and the store; returns an error message or None."""
-        client = self.supervisor.client
+        client = await self.model.ensure_worker() if self.model.remote else self.supervisor.client
         if client is None:
             return "No model is loaded."
         recorder: ReplyRecorder | None = None
@@ -237,64 +231,20 @@ class ChatController(QObject):
         state.started = time.monotonic()
         stream = client.stream_chat_events(
             messages,
-            model=self.supervisor.model_id,
+            model=self.model.model_id,
             **request_args(self.effective_sampling(), self.settings),
         )
-        breather = time.monotonic() + YIELD_EVERY_S
-        async with contextlib.aclosing(stream):
-            async for event in stream:
-                if time.monotonic() > breather:
-                    # Lines already buffered are read without returning to the event
-                    # loop; after a burst (the app was descheduled) let Qt paint.
-                    await asyncio.sleep(0)
-                    breather = time.monotonic() + YIELD_EVERY_S
-                if isinstance(event, ReasoningText):  # reasoning_content: folded above
-                    state.deltas += 1
-                    state.think.add_reasoning(event)
-                    if state.first_delta is None:
-                        state.first_delta = time.monotonic()
-                        self.view.set_stats("Thinking…")
-                elif isinstance(event, str):
-                    if state.first_delta is None:
-                        state.first_delta = time.monotonic()
-                    state.deltas += 1
-                    answer = state.think.feed(event)
-                    if answer:
-                        self._answer(state, answer, recorder)
-                    elif state.deltas == 1 and state.think.thinking:
-                        self.view.set_stats("Thinking…")
-                else:
-                    state.stats = event
-        if self._n_ctx is None or self._n_ctx[0] is not client:
-            self._n_ctx = (client, await context_size(client))
+        await read_reply(self.view, state, stream, recorder)
+        await self.model.context_size(client)
         return None
-
-    def _answer(self, state: TurnState, text: str, recorder: ReplyRecorder | None) -> None:
-        """Text of the answer: shown (below the reasoning's fold) and recorded."""
-        if not state.parts:
-            self._show_reasoning(state)
-        state.parts.append(text)
-        self.view.append_delta(text)
-        if recorder is not None:
-            recorder.append(text)
-
-    def _show_reasoning(self, state: TurnState) -> None:
-        if state.reasoning_shown or not state.think.reasoning:
-            return
-        state.reasoning_shown = True
-        reply = state.reply
-        reply.reasoning = state.think.reasoning
-        seconds = state.think.seconds
-        reply.reasoning_ms = seconds * 1000 if seconds is not None else None
-        self.view.show_reasoning(reply.meta())
 
     def _finish_turn(self, task: asyncio.Task[str | None], state: TurnState) -> None:
         outcome, note, status, detail = turn_outcome(task)
         reply = state.reply
         tail = state.think.finish()
         if tail:
-            self._answer(state, tail, None)
-        self._show_reasoning(state)  # stopped while thinking: the fold, with no answer
+            show_answer(self.view, state, tail, None)
+        show_reasoning(self.view, state)  # stopped while thinking: the fold, with no answer
         reply.reasoning = state.think.reasoning
         reply.content = "".join(state.parts)
         reply.status, reply.detail = status, detail
@@ -320,7 +270,7 @@ class ChatController(QObject):
         self.view.set_generating(False)
         self.view.set_can_regenerate(bool(self.turns) and self.turns[-1].role == "assistant")
         self.last_stats = state.stats
-        n_ctx = self._n_ctx[1] if self._n_ctx else None
+        n_ctx = self.model.known_context()
         if state.stats is not None:
             self.view.set_stats(stats_text(state.stats, n_ctx))
         elif reply.stats is not None:
@@ -370,7 +320,7 @@ class ChatController(QObject):
         self.redraw()
         last = self.turns[-1] if self.turns else None
         self.view.set_can_regenerate(last is not None and last.role == "assistant")
-        n_ctx = self._n_ctx[1] if self._n_ctx else None
+        n_ctx = self.model.known_context()
         self.view.set_stats(stats_text(last.stats if last else None, n_ctx))
         self.conversation_changed.emit()
 

@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         )
         self.model_picker = ModelPicker(self.services, self.discover_page.speed, self._tasks, self)
         self.model_picker.chosen.connect(self._load_from_library)
+        self.model_picker.attach_remote(self.chat.model, self.model_bar)  # engine/model
         self.model_bar.pick_requested.connect(self.open_model_picker)
         self.model_bar.eject_requested.connect(self.extras.eject)
         self.add_page("Discover", self.discover_page)

@@ -1,9 +1,12 @@
-"""The model picker: the top bar's loaded model (status, memory) with Eject, and the
-searchable list of library models with fit chips it opens (Ctrl+L).
+"""The model picker: the top bar's model (status, memory) with Eject, and the
+searchable list of library models with fit chips it opens (Ctrl+L), followed by the
+remote engines' models (``engine/model``).
 
-Choosing a model asks for the Load dialog (``chosen``), as Library's Load does. The
-list is read off the Qt thread (``Library.models()`` scans files), then each model's
-fit for this machine is judged from its header, also on a worker thread.
+Choosing a library model asks for the Load dialog (``chosen``), as Library's Load does.
+The list is read off the Qt thread (``Library.models()`` scans files), then each
+model's fit for this machine is judged from its header, also on a worker thread.
+Remote models come from the worker's ``/v1/models`` (it asks the engines); choosing
+one needs no loading: the chat talks to it through the worker (``ChatModel``).
 """
 
 from __future__ import annotations
@@ -27,21 +30,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.config.engines import EngineConfigError, EngineRegistry
 from hearth.core.units import format_bytes
 from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
 from hearth.hardware.probe import SystemMemory
 from hearth.hardware.speed import active_fraction
 from hearth.library import LocalModel
-from hearth.supervisor import WorkerState, WorkerStatus
+from hearth.supervisor import SupervisorError, WorkerError, WorkerState, WorkerStatus
+from hearth.ui.chat_model import ChatModel
 from hearth.ui.fit_chip import FitChip, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.icons import icon
 from hearth.ui.style.tokens import SPACE, Tokens
 from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
+REMOTE_ROLE = Qt.ItemDataRole.UserRole + 1  # a remote row's model id (engine/model)
 FIT_CONTEXT = 4096  # as Library's chips: a load at this context (or the trained one)
 STATE_WORDS = {
     WorkerState.STOPPED: "No model loaded",
@@ -65,6 +72,7 @@ class ModelPicker(QDialog):
     """The searchable list; ``chosen`` carries the model file to load."""
 
     chosen = Signal(Path)
+    remote_chosen = Signal(str)
 
     def __init__(
         self, services: AppServices, speed: MachineSpeed, tasks: TaskSet, parent: QWidget
@@ -76,6 +84,8 @@ class ModelPicker(QDialog):
         self.resize(560, 420)
         self.services, self.speed, self._tasks = services, speed, tasks
         self.models: list[LocalModel] = []
+        self.remote_models: list[str] = []
+        self.chat_model: ChatModel | None = None
         self.search = QLineEdit(self)
         self.search.setObjectName("modelSearch")
         self.search.setPlaceholderText("Search your models…")
@@ -104,10 +114,19 @@ class ModelPicker(QDialog):
         self.loaded = self._tasks.spawn(self._load(), name="model-picker")
         return self.loaded
 
+    def attach_remote(self, chat_model: ChatModel, bar: ModelBar) -> None:
+        """List the remote engines' models too; choosing one sets ``chat_model``'s
+        remote model (shown in ``bar``), choosing a library model clears it."""
+        self.chat_model = chat_model
+        chat_model.remote_changed.connect(bar.set_remote)
+        bar.status_seen.connect(chat_model.on_status)
+        self.chosen.connect(lambda _path: chat_model.use_remote(None))
+
     async def _load(self) -> None:
         self.note.setText("Reading your library…")
         models = await asyncio.to_thread(self.services.library.models)
         self.models = [m for m in models if m.kind == "model"]
+        self.remote_models = []
         self.list.clear()
         for model in self.models:
             self._add_row(model)
@@ -117,6 +136,9 @@ class ModelPicker(QDialog):
             if self.models
             else "No models yet: Discover has picks that fit this computer."
         )
+        await asyncio.gather(self._judge_fit(), self._load_remote())
+
+    async def _judge_fit(self) -> None:
         try:
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
@@ -132,6 +154,46 @@ class ModelPicker(QDialog):
                 chip.set_unknown("Unknown", model.error or "")
             elif model.metadata is not None:
                 chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
+
+    async def _load_remote(self) -> None:
+        """The engines' models, through the worker (one is started, without a local
+        model, when none runs: remote models are served by it)."""
+        if self.chat_model is None or not await in_thread(_have_engines):
+            return
+        note = self.note.text()
+        self.note.setText(f"{note} Asking your remote engines…")
+        try:
+            client = await self.chat_model.ensure_worker()
+            metas = await client.model_meta()
+        except (WorkerError, SupervisorError) as exc:
+            self.note.setText(f"{note} Remote engines: {getattr(exc, 'message', exc)}")
+            return
+        self.remote_models = [m.id for m in metas if m.remote]
+        for model_id in self.remote_models:
+            self._add_remote_row(model_id)
+        self._filter(self.search.text())
+        found = (
+            "Remote models (engine/model) need no loading."
+            if self.remote_models
+            else "Your remote engines answered with no models (see Settings → Engines)."
+        )
+        self.note.setText(f"{note} {found}")
+
+    def _add_remote_row(self, model_id: str) -> None:
+        item = QListWidgetItem(self.list)
+        item.setData(REMOTE_ROLE, model_id)
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{model_id}, remote")
+        row = QWidget(self.list)
+        line = QHBoxLayout(row)
+        line.setContentsMargins(SPACE["s"], SPACE["xs"], SPACE["s"], SPACE["xs"])
+        name = QLabel(model_id, row)
+        name.setObjectName("pickerModelName")
+        where = QLabel("Remote · " + model_id.split("/", 1)[0], row)
+        where.setObjectName("pickerModelSize")
+        line.addWidget(name, 1)
+        line.addWidget(where)
+        item.setSizeHint(row.sizeHint())
+        self.list.setItemWidget(item, row)
 
     def _add_row(self, model: LocalModel) -> None:
         item = QListWidgetItem(self.list)
@@ -155,18 +217,21 @@ class ModelPicker(QDialog):
         widget = self.list.itemWidget(item) if item is not None else None
         return widget.findChild(FitChip) if widget is not None else None
 
+    def _names(self) -> list[str]:
+        """Each row's name, in row order: library models, then remote ones."""
+        return [m.name for m in self.models] + self.remote_models
+
     def visible_names(self) -> list[str]:
-        return [
-            self.models[i].name
-            for i in range(self.list.count())
-            if not self.list.item(i).isHidden()
-        ]
+        names = self._names()
+        return [names[i] for i in range(self.list.count()) if not self.list.item(i).isHidden()]
 
     def _filter(self, text: str) -> None:
         words = text.lower().split()
         first: int | None = None
-        for i, model in enumerate(self.models):
-            hay = f"{model.name} {model.id}".lower()
+        hays = [f"{m.name} {m.id}".lower() for m in self.models] + [
+            m.lower() for m in self.remote_models
+        ]
+        for i, hay in enumerate(hays):
             hidden = not all(w in hay for w in words)
             self.list.item(i).setHidden(hidden)
             if not hidden and first is None:
@@ -189,6 +254,12 @@ class ModelPicker(QDialog):
         return super().eventFilter(watched, event)
 
     def _activate(self, item: QListWidgetItem) -> None:
+        remote = item.data(REMOTE_ROLE)
+        if remote and self.chat_model is not None:
+            self.accept()
+            self.chat_model.use_remote(str(remote))
+            self.remote_chosen.emit(str(remote))
+            return
         path = item.data(Qt.ItemDataRole.UserRole)
         if path:
             self.accept()
@@ -200,6 +271,8 @@ class ModelBar(QWidget):
 
     pick_requested = Signal()
     eject_requested = Signal()
+    status_seen = Signal(object)
+    """Each worker status shown (``WorkerStatus`` or None)."""
 
     def __init__(self, tokens: Tokens, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -223,6 +296,7 @@ class ModelBar(QWidget):
         row.addWidget(self.eject_button)
         row.addStretch(1)
         self._memory = ""
+        self._remote: str | None = None  # the chat's remote model (engine/model), if any
         self._status: WorkerStatus | None = None
         self.set_tokens(tokens)
         self.set_status(None)
@@ -235,9 +309,19 @@ class ModelBar(QWidget):
         self._memory = text
         self.set_status(self._status)
 
+    def set_remote(self, model: str | None) -> None:
+        """The chat talks to a remote engine's model (None: to the loaded one)."""
+        self._remote = model
+        self.set_status(self._status)
+
     def set_status(self, status: WorkerStatus | None) -> None:
         self._status = status
-        if status is None or status.state is WorkerState.STOPPED or not status.model:
+        if self._remote is not None:
+            state = status.state if status is not None else WorkerState.STOPPED
+            text = f"{self._remote}  ·  Remote"
+            if state in (WorkerState.STARTING, WorkerState.CRASHED, WorkerState.ERROR):
+                text += f"  ·  {STATE_WORDS[state]}"
+        elif status is None or status.state is WorkerState.STOPPED or not status.model:
             text = "Select a model to load   (Ctrl+L)"
         else:
             text = f"{status.model}  ·  {STATE_WORDS[status.state]}"
@@ -248,3 +332,13 @@ class ModelBar(QWidget):
         self.picker_button.setText(text)
         running = status is not None and status.state is not WorkerState.STOPPED
         self.eject_button.setEnabled(running)
+        self.status_seen.emit(status)
+
+
+def _have_engines() -> bool:
+    """Whether any remote engine is registered (a bad engines file counts as none)."""
+    try:
+        return bool(EngineRegistry().engines())
+    except EngineConfigError as exc:
+        log.warning("remote engines: %s", exc)
+        return False

@@ -47,7 +47,9 @@ class WindowExtras(QObject):
         """Add the pages, actions and status-bar controls (after the window's own)."""
         w = self.window
         self.server_panel = ServerPanel(w.supervisor, self.store, w)
-        self.settings_page = SettingsPage(self.store, parent=w)
+        self.settings_page = SettingsPage(
+            self.store, parent=w, engines_worker=w.chat.model.ensure_worker
+        )
         w.add_page("Server", self.server_panel, scroll=True)
         w.add_page("Settings", self.settings_page, scroll=True)
 

@@ -1,12 +1,13 @@
-"""Settings: models folders, download limits, the Hugging Face account, theme, and
-where the data lives.
+"""Settings: models folders, download limits, the Hugging Face account, remote
+engines, theme, and where the data lives.
 
 Folders go to the library's index (``Library.add_folder``/``remove_folder``); the
 rest goes to the Settings file through the shared ``SettingsStore``. Disk work runs
 on worker threads. The "Folders" box (``folders_box.py``) shows the data, settings,
 logs and models folders in use, each with a "Show in file manager" button. The
 "Hugging Face account" box (``hf_account_box.py``) logs in and out with a token kept
-where ``hearth login`` keeps it.
+where ``hearth login`` keeps it. The "Remote engines" box (``engines_box.py``) adds,
+tests, edits and removes the engines whose models Hearth serves as ``name/model``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from PySide6.QtWidgets import (
 from hearth.config.folders import user_folders
 from hearth.library import Library, LibraryError
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.pages.engines_box import EnginesBox
+from hearth.ui.pages.engines_dialog import WorkerSource
 from hearth.ui.pages.folders_box import FoldersBox, Opener
 from hearth.ui.pages.hf_account_box import HfAccountBox
 from hearth.ui.style.theme import THEMES, apply_theme
@@ -56,18 +59,22 @@ class SettingsPage(QWidget):
         *,
         opener: Opener | None = None,
         log_dir: Path | None = None,
+        engines_worker: WorkerSource | None = None,
     ) -> None:
         """``opener`` opens a folder URL (default: the file manager; tests record it);
-        ``log_dir`` is the worker's log folder when the window was given its own."""
+        ``log_dir`` is the worker's log folder when the window was given its own;
+        ``engines_worker`` hands out the worker that tests remote engines."""
         super().__init__(parent)
         self.setAccessibleName("Settings")
         self.store = store
         self.library = library or Library()
         self._opener = opener
         self._log_dir = log_dir
+        self._engines_worker = engines_worker
         self._tasks = TaskSet()
         self._build()
         QTimer.singleShot(0, self.refresh_folders)
+        QTimer.singleShot(0, self.engines_box.refresh)
 
     def _build(self) -> None:
         s = self.store.settings
@@ -113,6 +120,7 @@ class SettingsPage(QWidget):
         form.addRow("Bandwidth limit", self.bandwidth_spin)
 
         self.hf_account = HfAccountBox(self.store, self)
+        self.engines_box = EnginesBox(self._engines_worker, self)
 
         look_box = QGroupBox("Appearance", self)
         self.theme_combo = QComboBox(look_box)
@@ -133,6 +141,7 @@ class SettingsPage(QWidget):
         layout.addWidget(folders_box, 1)
         layout.addWidget(downloads_box)
         layout.addWidget(self.hf_account)
+        layout.addWidget(self.engines_box)
         layout.addWidget(look_box)
         layout.addWidget(self.folders_box)
 

@@ -1,0 +1,105 @@
+"""Which model the chat talks to: the worker's loaded model, or a remote engine's
+(``engine/model``) chosen in the model picker.
+
+A remote model needs no local one, but it is still reached through Hearth's worker
+(one request path, tok/s and TTFT measured at Hearth), so choosing one starts a
+worker without a model when none runs. Loading a local model replaces that worker
+and clears the remote choice. Also keeps the chosen model's context size for the
+footer, asked once per worker and model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from PySide6.QtCore import QObject, Signal
+
+from hearth.config.launch import NO_MODEL
+from hearth.supervisor import (
+    Supervisor,
+    WorkerClient,
+    WorkerError,
+    WorkerState,
+    WorkerStatus,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ChatModel(QObject):
+    """The chat's model choice; ``remote_changed`` carries the remote id or None."""
+
+    remote_changed = Signal(object)
+
+    def __init__(self, supervisor: Supervisor, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.supervisor = supervisor
+        self.remote: str | None = None
+        self._n_ctx: tuple[WorkerClient, str | None, int | None] | None = None
+        self._starting: asyncio.Task[str] | None = None
+
+    @property
+    def model_id(self) -> str | None:
+        """The id the next turn asks for (None: the worker's loaded model, if any)."""
+        return self.remote or self.supervisor.model_id
+
+    @property
+    def available(self) -> bool:
+        """Whether a turn can start: a worker runs, or a remote model can start one."""
+        return self.supervisor.client is not None or self.remote is not None
+
+    def use_remote(self, model: str | None) -> None:
+        """Chat with ``model`` (``engine/model``) from the next turn; None: the local one."""
+        if model == self.remote:
+            return
+        log.info("chat model: %s", model or "the loaded model")
+        self.remote = model
+        self.remote_changed.emit(model)
+
+    def on_status(self, status: WorkerStatus | None) -> None:
+        """A local model starting to load becomes the chat's model (our own start for a
+        remote model has no model name)."""
+        if self.remote is None or status is None or not status.model:
+            return
+        if status.state in (WorkerState.STARTING, WorkerState.LOADING):
+            self.use_remote(None)
+
+    async def ensure_worker(self) -> WorkerClient:
+        """The worker's client; starts a worker without a local model if none runs
+        (remote engines are served, and tested, by the worker)."""
+        if self._starting is None or self._starting.done():
+            client = self.supervisor.client
+            if self.supervisor.process is not None:  # running, or a load in progress
+                if client is None:
+                    raise WorkerError("A model is loading; try again when it is ready.")
+                return client
+            log.info("starting a worker without a local model, for remote engines")
+            self._starting = asyncio.ensure_future(self.supervisor.start(NO_MODEL))
+        await asyncio.shield(self._starting)
+        client = self.supervisor.client
+        if client is None:
+            raise WorkerError("Hearth's worker stopped before it was ready.")
+        return client
+
+    async def context_size(self, client: WorkerClient) -> int | None:
+        """The chosen model's context length (a remote one's as its engine states it)."""
+        model = self.model_id
+        cached = self._n_ctx
+        if cached is not None and cached[0] is client and cached[1] == model:
+            return cached[2]
+        try:
+            metas = await client.model_meta()
+        except WorkerError as exc:
+            log.info("no model metadata: %s", exc)
+            return None
+        if self.remote is not None:
+            n_ctx = next((m.n_ctx for m in metas if m.id == model), None)
+        else:
+            n_ctx = metas[0].n_ctx if metas and not metas[0].remote else None
+        self._n_ctx = (client, model, n_ctx)
+        return n_ctx
+
+    def known_context(self) -> int | None:
+        """The last context size read (for the footer, without asking again)."""
+        return self._n_ctx[2] if self._n_ctx is not None else None
