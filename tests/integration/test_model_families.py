@@ -81,7 +81,8 @@ GLM = Family(
 SEED = Family(controls=("<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"))
 MINIMAX = Family(controls=("<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>"))
 NEMOTRON = Family(controls=("<TOOLCALL>", "</TOOLCALL>", "<think>", "</think>"))
-GEMMA4 = Family(controls=("<|channel>", "<channel|>", "<|turn>", "<turn|>"))
+GEMMA4 = Family(controls=("<|channel>", "<channel|>", "<|turn>", "<turn|>", "<|tool_call>",
+                          "<tool_call|>"))  # fmt: skip
 COMMAND_R = Family(
     controls=("<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
               "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
@@ -143,6 +144,10 @@ CASES = [
     Case("gemma-4", "google-gemma-4-31B-it.jinja", GEMMA4,
          f"<|channel>thought\n{THINKING}<channel|>It is sunny.", THINKING, "It is sunny.",
          call=False, kwargs={"enable_thinking": True}),
+    # Its <|"|> string quotes stay one ordinary piece here: a script cannot repeat a token.
+    Case("gemma-4-call", "google-gemma-4-31B-it.jinja", GEMMA4,
+         f"<|channel>thought\n{THINKING}<channel|><|tool_call>call:get_weather"
+         '{city:<|"|>Paris<|"|>}<tool_call|>', THINKING, kwargs={"enable_thinking": True}),
     Case("deepseek-v3.1", "deepseek-ai-DeepSeek-V3.1.jinja", DEEPSEEK,
          f"{THINKING}</think>{_ds('tool_calls_begin')}{_ds('tool_call_begin')}get_weather"
          f'{_ds("tool_sep")}{{"city": "Paris"}}{_ds("tool_call_end")}{_ds("tool_calls_end")}',
@@ -359,10 +364,10 @@ if os.environ.get("HEARTH_FAMILIES_REPORT"):  # the before/after table for the i
                   f"{thought if case.reasoning else '-'} |")  # fmt: skip
 
 
-# Scripts whose call is written in another valid form than the grammar's: LFM2's
-# Python-style list (the grammar writes JSON), Command-R's indented action, GLM without
-# the newlines (a script cannot repeat a "\n" token).
-FORCED = [c.id for c in CASES if c.call and c.id not in ("lfm2", "command-r7b", "glm-4.6")]
+# Every family's scripted call is written the way its template renders one, which is
+# what the forced grammar writes (LFM2's Python call, Command-R's indented action, GLM's
+# tags with or without newlines), so each comes back structured under the grammar too.
+FORCED = [c.id for c in CASES if c.call]
 
 
 @pytest.mark.parametrize("model", FORCED)
