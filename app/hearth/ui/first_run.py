@@ -1,8 +1,11 @@
 """First run: what this machine has, and which recommended models fit it.
 
 Shown once on first start (``Settings.first_run_done``) and from Help > Welcome. The
-recommended list lives in ``resources/recommended.json``. The hardware probe and the
-llama.cpp backend query run on worker threads.
+recommended list lives in ``resources/recommended.json``; each row gets a fit chip
+(green, amber, red, as in Discover). The hardware probe and the llama.cpp backend query
+run on worker threads. When the machine has a GPU that this llama.cpp build can't use
+(a source install built CPU-only), a notice says so with the command that rebuilds it
+(``hardware.offload_notice``): otherwise models silently run many times slower.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -28,10 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.config.launch import is_packaged
 from hearth.core.units import MIB, format_bytes
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
+from hearth.hardware.offload_notice import offload_notice
 from hearth.supervisor.backend_probe import BackendProbe
+from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -100,11 +105,21 @@ def judge_fit(model: Recommended, system: SystemMemory, gpu_offload: bool = True
     return Fit.NO
 
 
+def fit_chip(fit: Fit, model: Recommended, system: SystemMemory) -> Chip:
+    """The coloured chip for a row: amber when it runs but not all on a GPU there is."""
+    level = {Fit.GPU: ChipLevel.GOOD, Fit.PARTIAL: ChipLevel.WARN, Fit.NO: ChipLevel.BAD}.get(
+        fit, ChipLevel.WARN if system.gpus else ChipLevel.GOOD
+    )
+    tip = f"Needs about {format_bytes(model.need_bytes)} with a 4K context."
+    return Chip(level, fit.value, tip)
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     name: str  # "CUDA", "Metal", "Vulkan", "CPU"...
     gpu_offload: bool
     details: str = ""
+    error: str | None = None  # the probe failed: a broken library, not a CPU-only one
 
 
 def backend_name(system_info: str, gpu_offload: bool) -> str:
@@ -126,7 +141,7 @@ def probe_backend(probe: BackendProbe) -> BackendInfo:
     answers the first time; call it on a worker thread)."""
     report = probe.report()
     if report.error is not None:  # a broken or missing native library
-        return BackendInfo("unavailable", False, report.error)
+        return BackendInfo("unavailable", False, report.error, report.error)
     offload = report.gpu_offload
     return BackendInfo(backend_name(report.system_info, offload), offload, report.system_info)
 
@@ -186,20 +201,28 @@ class FirstRunDialog(QDialog):
         self.hardware_label = QLabel("Checking this machine…", self)
         self.hardware_label.setAccessibleName("Hardware summary")
         self.hardware_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.offload_label = QLabel(self)  # GPU present, CPU-only build: how to fix it
+        self.offload_label.setObjectName("offloadNotice")
+        self.offload_label.setAccessibleName("GPU offload notice")
+        self.offload_label.setWordWrap(True)
+        self.offload_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.offload_label.hide()
         self.table = QTableWidget(len(self.models), 5, self)
         self.table.setAccessibleName("Recommended models")
         self.table.setHorizontalHeaderLabels(["Model", "For", "Quant", "Size", "Fit"])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(36)  # room for the chips
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for row, m in enumerate(self.models):
-            for col, text in enumerate((m.name, m.kind, m.quant, format_bytes(m.size_bytes), "…")):
+            for col, text in enumerate((m.name, m.kind, m.quant, format_bytes(m.size_bytes))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{m.repo}/{m.file}\n{m.description}")
                 self.table.setItem(row, col, item)
+            self.table.setCellWidget(row, 4, chip_cell())
         self.table.cellDoubleClicked.connect(self._chosen)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
@@ -210,6 +233,7 @@ class FirstRunDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.hardware_label)
+        layout.addWidget(self.offload_label)
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
@@ -221,18 +245,31 @@ class FirstRunDialog(QDialog):
         if self.backend is None:
             self.backend = await in_thread(probe_backend, self._backend_probe)
         self.hardware_label.setText(hardware_summary(self.system, self.backend))
+        self._show_offload_notice()
         self._show_fits()
         self.ready.emit()
+
+    def _show_offload_notice(self) -> None:
+        assert self.system is not None and self.backend is not None
+        notice = offload_notice(
+            self.system,
+            self.backend.gpu_offload,
+            packaged=is_packaged(),
+            probe_error=self.backend.error,
+        )
+        self.offload_label.setText(notice or "")
+        self.offload_label.setVisible(notice is not None)
 
     def _show_fits(self) -> None:
         assert self.system is not None
         offload = self.backend.gpu_offload if self.backend else True
         self.fits = [judge_fit(m, self.system, offload) for m in self.models]
-        colors = {Fit.GPU: "#1e7b34", Fit.PARTIAL: "#8a6d00", Fit.CPU: "#1f5fbf", Fit.NO: "#b3261e"}
-        for row, fit in enumerate(self.fits):
-            item = QTableWidgetItem(fit.value)
-            item.setForeground(QColor(colors[fit]))
-            self.table.setItem(row, 4, item)
+        for row, (model, fit) in enumerate(zip(self.models, self.fits, strict=True)):
+            if (chip := self.chip(row)) is not None:
+                chip.set_chip(fit_chip(fit, model, self.system))
+
+    def chip(self, row: int) -> FitChip | None:
+        return cell_chip(self.table.cellWidget(row, 4))
 
     def _chosen(self, row: int, _col: int) -> None:
         m = self.models[row]

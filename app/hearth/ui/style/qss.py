@@ -99,6 +99,8 @@ QLabel#editBanner {{ color: {t.text}; background: {t.surface_alt}; padding: {s}p
 QFrame#workerBanner {{ background: {t.danger_bg}; border: 1px solid {t.danger_border};
     border-radius: {r_s}px; }}
 QFrame#workerBanner QLabel {{ color: {t.text}; }}
+QLabel#offloadNotice {{ color: {t.text}; background: {t.warn_bg};
+    border: 1px solid {t.warn_border}; border-radius: {r_s}px; padding: {s}px; }}
 QWidget#chatFooter {{ background: {t.window}; }}
 QWidget#chatComposer {{ padding: {s}px {xl}px; }}
 """

@@ -59,6 +59,8 @@ class Tokens:
     danger: str  # error text
     danger_bg: str
     danger_border: str
+    warn_bg: str  # notices that need action but are not errors (e.g. no GPU offload)
+    warn_border: str
     disabled_text: str
     syntax: Syntax
 
@@ -91,6 +93,8 @@ LIGHT = Tokens(
     danger="#b3261e",
     danger_bg="#fdecea",
     danger_border="#f3c1bd",
+    warn_bg="#fff3d6",
+    warn_border="#ecd39a",
     disabled_text="#8a8f99",
     syntax=Syntax(
         keyword="#7a2fc4",
@@ -126,6 +130,8 @@ DARK = Tokens(
     danger="#ff8f86",
     danger_bg="#3a2224",
     danger_border="#6b3036",
+    warn_bg="#3a3019",
+    warn_border="#66532a",
     disabled_text="#7c808a",
     syntax=Syntax(
         keyword="#cf9bff",
