@@ -3,8 +3,10 @@
 A table of ``Library.models()`` (scanned in a thread), buttons to import a file in
 place or add a folder, a "Found on this disk" list from ``discover_all()`` (other apps'
 GGUFs) with Import buttons, and per-row Load / Open folder / Delete. Load opens the
-Load dialog (``load_requested``; the main window shows it). Each model has a fit chip
-for this machine at a 4K context, with its estimated speed (``ui.fit_chip``).
+Load dialog (``load_requested``; the main window shows it). Each model has chips for
+what its header says it can do (tools, reasoning, fill-in-middle, embedding) and a fit
+chip for this machine at a 4K context, with its estimated speed (``ui.fit_chip``). How
+a row looks is ``library_rows.py``.
 """
 
 from __future__ import annotations
@@ -19,65 +21,53 @@ from typing import Any
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from hearth.core.errors import HearthError
-from hearth.core.units import format_bytes, format_count
-from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
-from hearth.hardware.probe import SystemMemory
+from hearth.core.units import format_bytes
 from hearth.hardware.speed import active_fraction
-from hearth.library import DiscoveredModel, LocalModel, ModelSource, discover_all
+from hearth.library import DiscoveredModel, Library, LocalModel, ModelSource, discover_all
+from hearth.library.capabilities import Capability
 from hearth.library.quantize_job import JobState, QuantizeJob
 from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, button_cell, plural
+from hearth.ui.pages.library_rows import (
+    COL_CAPS,
+    COL_FIT,
+    COLUMNS,
+    CapabilityChips,
+    capabilities_of,
+    estimates,
+    make_table,
+    row_chips,
+    row_texts,
+)
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
-
-COLUMNS = [
-    "Name", "Quant", "Size", "Params", "Context", "Architecture", "Source", "Problem",
-    "Fit here", "",
-]  # fmt: skip
-COL_FIT = COLUMNS.index("Fit here")
-FIT_CONTEXT = 4096  # the chips judge a load at this context (or the trained one if less)
-_SOURCE_WORDS = {
-    ModelSource.HEARTH: "Hearth",
-    ModelSource.FOLDER: "Folder",
-    ModelSource.IMPORTED: "Imported",
-}
+__all__ = ["COLUMNS", "LibraryPage"]
 
 
 def _message(exc: BaseException) -> str:
     return exc.message if isinstance(exc, HearthError) else str(exc)
 
 
-def _table(columns: list[str], name: str, parent: QWidget) -> QTableWidget:
-    table = QTableWidget(0, len(columns), parent)
-    table.setHorizontalHeaderLabels(columns)
-    table.setAccessibleName(name)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().hide()
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    return table
+def _listing(library: Library) -> tuple[list[LocalModel], list[tuple[Capability, ...]]]:
+    """The models and what each can do (both read from disk and headers: a thread's work)."""
+    models = library.models()
+    return models, capabilities_of(models)
 
 
 class LibraryPage(QWidget):
@@ -114,7 +104,7 @@ class LibraryPage(QWidget):
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Library status")
-        self.table = _table(COLUMNS, "Library models", self)
+        self.table = make_table(COLUMNS, "Library models", self)
         self.empty_state = EmptyState(
             "libraryEmptyState",
             "Your library is empty",
@@ -148,7 +138,9 @@ class LibraryPage(QWidget):
         self.quantize = QuantizePanel(tasks, self)
         self.quantize.start_button.clicked.connect(self._quantize_selected)
         self.quantize.finished.connect(self._quantized)
-        self.found_table = _table(["Name", "App", "Size", "Path", ""], "Found on this disk", self)
+        self.found_table = make_table(
+            ["Name", "App", "Size", "Path", ""], "Found on this disk", self
+        )
         self.scan_button = button("Scan again", "Scan this disk for models", self.scan_disk)
         self.found_status = QLabel("Looking for models other apps downloaded…", self)
         self.found_status.setProperty("role", "muted")
@@ -195,12 +187,12 @@ class LibraryPage(QWidget):
 
     async def _refresh(self) -> None:
         try:
-            models = await asyncio.to_thread(self.services.library.models)
+            models, capabilities = await asyncio.to_thread(_listing, self.services.library)
         except Exception as exc:
             self.status.setText(f"Could not list the library: {_message(exc)}")
             return
         self.models = models
-        self._fill(models)
+        self._fill(models, capabilities)
         problem = self.services.library.index_problem()
         count = plural(len(models), "model")
         self.status.setText(problem or (count if models else "No models yet."))
@@ -210,25 +202,14 @@ class LibraryPage(QWidget):
         self.quantize.setVisible(not empty)
         await self._judge(models)  # the fit chips, last: the table is usable meanwhile
 
-    def _fill(self, models: list[LocalModel]) -> None:
+    def _fill(self, models: list[LocalModel], capabilities: list[tuple[Capability, ...]]) -> None:
         self.table.setRowCount(len(models))
         for row, model in enumerate(models):
-            meta = model.metadata
-            ctx = meta.context_length if meta else None
-            cells = [
-                model.name,
-                meta.quantization if meta else "?",
-                format_bytes(model.size_bytes),
-                format_count(meta.parameter_count) if meta else "?",
-                f"{ctx:,}" if ctx else "?",
-                meta.architecture if meta else "?",
-                _SOURCE_WORDS[model.source] + (f" ({model.origin})" if model.origin else ""),
-                model.error or "",
-            ]
-            for col, text in enumerate(cells):
+            for col, text in enumerate(row_texts(model)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(str(model.path) if col == 0 else text)
                 self.table.setItem(row, col, item)
+            self.table.setCellWidget(row, COL_CAPS, CapabilityChips(capabilities[row]))
             self.table.setCellWidget(row, COL_FIT, chip_cell())
             load = button("Load", f"Load {model.name}", partial(self.load_model, model))
             load.setProperty("primary", True)
@@ -243,7 +224,7 @@ class LibraryPage(QWidget):
         try:
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
-            estimates = await asyncio.to_thread(_estimates, models, system)
+            fits = await asyncio.to_thread(estimates, models, system)
         except Exception:
             log.exception("could not judge the library's models for this machine")
             return
@@ -251,7 +232,7 @@ class LibraryPage(QWidget):
             return  # a newer refresh replaced the table
         for row, model in enumerate(models):
             chip = self.fit_chip(row)
-            est = estimates[row]
+            est = fits[row]
             if chip is None:
                 continue
             if est is None or model.metadata is None:
@@ -261,6 +242,9 @@ class LibraryPage(QWidget):
 
     def fit_chip(self, row: int) -> FitChip | None:
         return cell_chip(self.table.cellWidget(row, COL_FIT))
+
+    def capability_chips(self, row: int) -> CapabilityChips | None:
+        return row_chips(self.table, row)
 
     def scan_disk(self) -> asyncio.Task[None]:
         """Look for GGUFs of other apps (LM Studio, Ollama, HF cache...) in a thread."""
@@ -398,16 +382,3 @@ class LibraryPage(QWidget):
     def _quantized(self, job: QuantizeJob) -> None:
         if job.state is JobState.DONE:
             self.refresh()
-
-
-def _estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimate | None]:
-    """The fit of each model at a 4K context (or its trained one, if shorter)."""
-    out: list[FitEstimate | None] = []
-    for model in models:
-        meta = model.metadata
-        if meta is None or not model.ok or model.kind != "model":
-            out.append(None)
-            continue
-        n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
-        out.append(estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system))
-    return out

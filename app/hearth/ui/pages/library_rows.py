@@ -1,0 +1,143 @@
+"""The Library table's rows: columns, cell texts, capability chips and fit estimates.
+
+Kept apart from the page (``library.py``), which owns the actions (import, delete,
+quantize, load): this is how one ``LocalModel`` looks in a row. The capability chips
+show what the model's header says it can do (``library.capabilities``: tools,
+reasoning, fill-in-middle, embedding), worked out off the Qt thread with the listing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QWidget,
+)
+
+from hearth.core.units import format_bytes, format_count
+from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
+from hearth.hardware.probe import SystemMemory
+from hearth.library import LocalModel, ModelSource
+from hearth.library.capabilities import Capability, model_capabilities
+from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import RADIUS, SPACE
+
+log = logging.getLogger(__name__)
+
+COLUMNS = [
+    "Name", "Quant", "Size", "Params", "Context", "Architecture", "Source", "Problem",
+    "Can do", "Fit here", "",
+]  # fmt: skip
+COL_CAPS = COLUMNS.index("Can do")
+COL_FIT = COLUMNS.index("Fit here")
+FIT_CONTEXT = 4096  # the chips judge a load at this context (or the trained one if less)
+_SOURCE_WORDS = {
+    ModelSource.HEARTH: "Hearth",
+    ModelSource.FOLDER: "Folder",
+    ModelSource.IMPORTED: "Imported",
+}
+
+
+def make_table(columns: list[str], name: str, parent: QWidget) -> QTableWidget:
+    table = QTableWidget(0, len(columns), parent)
+    table.setHorizontalHeaderLabels(columns)
+    table.setAccessibleName(name)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().hide()
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+def row_texts(model: LocalModel) -> list[str]:
+    """The text cells of a model's row, from "Name" to "Problem"."""
+    meta = model.metadata
+    ctx = meta.context_length if meta else None
+    return [
+        model.name,
+        meta.quantization if meta else "?",
+        format_bytes(model.size_bytes),
+        format_count(meta.parameter_count) if meta else "?",
+        f"{ctx:,}" if ctx else "?",
+        meta.architecture if meta else "?",
+        _SOURCE_WORDS[model.source] + (f" ({model.origin})" if model.origin else ""),
+        model.error or "",
+    ]
+
+
+def capabilities_of(models: Sequence[LocalModel]) -> list[tuple[Capability, ...]]:
+    """Each model's capabilities (string searches over its template: run it with the
+    listing, on the library's thread, not per repaint)."""
+    return [model_capabilities(m.metadata, m.kind) for m in models]
+
+
+class CapabilityChips(QWidget):
+    """A row of small neutral chips, one per capability, each with a tooltip saying
+    what it means; restyled with the theme."""
+
+    def __init__(self, capabilities: Sequence[Capability], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.capabilities = tuple(capabilities)
+        self.setAccessibleName("Capabilities")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 2, 4, 2)
+        row.setSpacing(SPACE["xs"])
+        self.chips: list[QLabel] = []
+        for capability in self.capabilities:
+            chip = QLabel(capability.label, self)
+            chip.setObjectName("capabilityChip")
+            chip.setToolTip(capability.tooltip)
+            chip.setAccessibleName(capability.label)
+            chip.setAccessibleDescription(capability.tooltip)
+            row.addWidget(chip)
+            self.chips.append(chip)
+        row.addStretch(1)
+        self._restyle()
+
+    def labels(self) -> list[str]:
+        return [chip.text() for chip in self.chips]
+
+    def _restyle(self) -> None:
+        t = tokens_for(QGuiApplication.palette())
+        sheet = (
+            f"QLabel#capabilityChip {{ color: {t.text}; background: {t.surface_alt}; "
+            f"border: 1px solid {t.border}; border-radius: {RADIUS['m']}px; "
+            f"padding: 1px {SPACE['xs']}px; }}"
+        )
+        if sheet != self.styleSheet():  # re-polishing sends another palette change
+            self.setStyleSheet(sheet)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+        super().changeEvent(event)
+
+
+def row_chips(table: QTableWidget, row: int) -> CapabilityChips | None:
+    """The capability chips of ``row`` (None before the row is filled)."""
+    cell = table.cellWidget(row, COL_CAPS)
+    return cell if isinstance(cell, CapabilityChips) else None
+
+
+def estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimate | None]:
+    """The fit of each model at a 4K context (or its trained one, if shorter)."""
+    out: list[FitEstimate | None] = []
+    for model in models:
+        meta = model.metadata
+        if meta is None or not model.ok or model.kind != "model":
+            out.append(None)
+            continue
+        n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
+        out.append(estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system))
+    return out
