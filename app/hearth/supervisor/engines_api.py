@@ -46,7 +46,7 @@ class EngineTest:
     models: tuple[TestedModel, ...] = ()
 
 
-def _parse(data: Any) -> EngineTest:
+def parse_engine_test(data: Any) -> EngineTest:
     if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
         raise WorkerError("The worker sent a malformed engine test.")
     raw = data.get("models")
@@ -87,9 +87,9 @@ class EnginesApi:
         body = {"name": name, "url": url, "kind": kind, "api_key": api_key or None,
                 "use_saved_key": use_saved_key}  # fmt: skip
         data = await self._client.post_json("/hearth/v1/engines/test", body, timeout=TEST_TIMEOUT)
-        return _parse(data)
+        return parse_engine_test(data)
 
     async def test_saved(self, name: str) -> EngineTest:
         """Test a registered engine with its stored key."""
         path = f"/hearth/v1/engines/{quote(name, safe='')}/test"
-        return _parse(await self._client.post_json(path, timeout=TEST_TIMEOUT))
+        return parse_engine_test(await self._client.post_json(path, timeout=TEST_TIMEOUT))
