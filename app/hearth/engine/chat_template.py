@@ -18,6 +18,7 @@ from typing import Any
 
 from jinja2 import Template, TemplateError, TemplateSyntaxError
 
+from hearth.core.chat_formats import ToolFormat, detect_tool_format
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolSpec
 from hearth.engine.template_env import (
@@ -42,6 +43,13 @@ CHATML_TEMPLATE = (
 RESERVED_NAMES = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
 RENDER_BUDGET_S = 10.0
 MAX_PROMPT_CHARS = 64 * 1024 * 1024
+
+# Templates that close the model's turn after a reply with text and tool calls, and then
+# add no generation prompt (the model would start a turn of its own, or none): when such
+# a render ends with the first text, the second opens the model's turn, as llama.cpp does.
+REOPEN_TURN: dict[ToolFormat, tuple[str, str]] = {
+    ToolFormat.GEMMA4: ("<turn|>\n", "<|turn>model\n"),
+}
 
 # A message as the template sees it: a ChatMessage, or a mapping in the OpenAI/HF shape
 # (for content given as parts, or fields such as ``reasoning_content`` or ``name``).
@@ -71,6 +79,7 @@ class ChatTemplate:
         self._label = f"The chat template of {name}" if name else "The model's chat template"
         self._template: Template | None = None
         self._compile_error: str | None = None
+        self._reopen = None if self.is_fallback else REOPEN_TURN.get(detect_tool_format(source))
         try:
             self._template = make_environment().from_string(self.source)
         except TemplateSyntaxError as exc:
@@ -152,7 +161,10 @@ class ChatTemplate:
             "documents": [dict(d) for d in documents] if documents is not None else None,
             "add_generation_prompt": add_generation_prompt,
         }
-        return self._run(template, context)
+        text = self._run(template, context)
+        if add_generation_prompt and self._reopen and text.endswith(self._reopen[0]):
+            text += self._reopen[1]
+        return text
 
     def _run(self, template: Template, context: dict[str, Any]) -> str:
         pieces: list[str] = []

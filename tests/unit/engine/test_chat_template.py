@@ -185,3 +185,24 @@ def test_model_with_a_broken_template_loads_and_chat_is_a_clear_400(tmp_path):
         assert engine.tokenize_prompt("plain completion still works")
     finally:
         engine.unload()
+
+
+def test_gemma4_reopens_the_model_turn_after_text_with_calls(llama_cpp_templates) -> None:  # type: ignore[no-untyped-def]
+    """Gemma 4's template closes a turn that had text besides its calls and then opens
+    none: the model's turn is opened for it (as llama.cpp does); a turn of calls alone
+    stays open for the model to continue, as the template leaves it."""
+    from hearth.core.generation import ToolCall, ToolSpec
+
+    source = (llama_cpp_templates / "google-gemma-4-31B-it.jinja").read_text(encoding="utf-8")
+    template = ChatTemplate(source, bos_token="<bos>", eos_token="<eos>")
+    tool = ToolSpec("get_weather", "", {"type": "object", "properties": {"city": {}}})
+
+    def render(content: str, *, prompt: bool = True) -> str:
+        call = ToolCall("c1", "get_weather", '{"city": "Paris"}')
+        messages = [ChatMessage("user", "Weather?"), ChatMessage("assistant", content, (call,)),
+                    ChatMessage("tool", "sunny", tool_call_id="c1")]  # fmt: skip
+        return template.render(messages, tools=[tool], add_generation_prompt=prompt)
+
+    assert render("Let me check.").endswith("Let me check.<turn|>\n<|turn>model\n")
+    assert render("").endswith("<tool_response|>")
+    assert render("Let me check.", prompt=False).endswith("<turn|>\n")
