@@ -32,6 +32,9 @@ def choices_to_save(opts: LoadOptions) -> dict[str, Any]:
         "use_mmap": opts.use_mmap,
         "use_mlock": opts.use_mlock,
         "chat_format": opts.chat_format,  # None: detect
+        "spec_mode": opts.spec_mode,  # speculative decoding: off, ngram or draft
+        "draft_model": opts.draft_model,  # the draft's path, with "draft"
+        "draft_max": opts.draft_max,
     }
     if opts.n_gpu_layers is not None:
         saved["n_gpu_layers"] = opts.n_gpu_layers

@@ -1,55 +1,57 @@
 """The Load dialog: how to load one model, with a live memory estimate.
 
-GPU layers (slider, 0..n_layers), context length, KV-cache type, flash attention,
-threads, mmap/mlock and parallel slots, for the model chosen at the top (any model in
-the library: ``model_choice``; switching re-reads its header and restores its own
-saved choices). The estimate comes from the GGUF header
-(read on a worker thread once) and ``hearth.hardware``'s memory model, which is plain
-arithmetic and cheap enough to redo on every change. "Auto-fit" picks the most GPU
-layers that fit. The choices are remembered per model (by path) in the settings.
+The knobs (GPU layers, context, KV-cache type, flash attention, threads, mmap/mlock,
+slots, chat format: ``load_form``) and speculative decoding (off, n-gram, or a draft
+model from the library: ``load_speculation``) apply to the model chosen at the top
+(any model in the library: ``model_choice``; switching re-reads its header and
+restores its own saved choices). The estimate comes from the GGUF headers (read on a
+worker thread once) and ``hearth.hardware``'s memory model, which is plain arithmetic
+and cheap enough to redo on every change; a draft model's memory is counted too.
+"Auto-fit" picks the most GPU layers that fit. The choices are remembered per model
+(by path) in the settings.
 
-The memory arithmetic (``place_layers``) lives in ``load_placement``, the plain
-wording of load failures (``plain_load_error``) in ``load_errors`` and the saved
-choices (``saved_load_options``) in ``load_choices``; all stay importable from here
-for existing callers.
+Two notices replace what would mislead: a remote model (``engine/model``, issue 15)
+has no memory controls here (``load_remote``), and a GPU that this llama.cpp build
+can't use is said plainly with the command that rebuilds it (``backend`` given:
+``hardware.offload_notice``); the estimate then counts the CPU only, as the worker will.
+
+``place_layers`` (``load_placement``), ``plain_load_error`` (``load_errors``) and
+``saved_load_options`` (``load_choices``) stay importable from here for old callers.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSlider,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from hearth.core.quantization import KV_CACHE_TYPES
+from hearth.config.engines import EngineRegistry
+from hearth.config.launch import is_packaged
 from hearth.core.units import format_bytes
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
 from hearth.hardware.fit import FitVerdict, estimate_fit
+from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import probe_system
 from hearth.hardware.speed import Bandwidth, active_fraction, format_speed, speed_for_layers
 from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
+from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
 from hearth.ui.dialogs.load_choices import choices_to_save, model_key, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.dialogs.load_form import (
+    DEFAULT_CONTEXT,
+    FLASH_CHOICES,
+    MAX_CONTEXT,
+    LoadForm,
+    notice_label,
+)
 from hearth.ui.dialogs.load_placement import Placement, place_layers
+from hearth.ui.dialogs.load_remote import remote_engine, remote_note
+from hearth.ui.dialogs.load_speculation import SpeculationSection
 from hearth.ui.dialogs.model_choice import ModelChoice
 from hearth.ui.fit_chip import ChipLevel, chip_colors
 from hearth.ui.machine_speed import MachineSpeed
@@ -70,13 +72,12 @@ __all__ = [
     "saved_load_options",
 ]
 
-FLASH_CHOICES = ("auto", "on", "off")
-DEFAULT_CONTEXT = 4096
-MAX_CONTEXT = 1 << 20
-
 
 class LoadDialog(QDialog):
-    """Choose how to load ``model_path``; ``load_options()`` is the result."""
+    """Choose how to load ``model_path``; ``load_options()`` is the result.
+
+    For a remote model (``remote_model`` is its name) there is nothing to choose: the
+    dialog says where it runs, and accepting it means "use it"."""
 
     estimate_changed = Signal(str)
     ready = Signal()  # the model's header and the hardware are known
@@ -90,34 +91,40 @@ class LoadDialog(QDialog):
         parent: QWidget | None = None,
         library: Library | None = None,
         speed: MachineSpeed | None = None,
+        backend: BackendProbe | None = None,
+        engines: EngineRegistry | None = None,
     ) -> None:
-        """``library`` lists the models the dialog can switch to (default: the app's);
-        ``speed`` has the memory bandwidth for the speed estimate (default: the one
-        measured before and kept in ``store``, or measured now)."""
+        """``library``: the models to switch to; ``speed``: the memory bandwidth (default:
+        kept in ``store``, or measured now); ``backend``: can llama.cpp offload (None:
+        assume so, no notice); ``engines`` tells remote models from local ones."""
         super().__init__(parent)
         self.model_path = Path(model_path)
         self.store = store
         self.system = system
+        self.backend = backend
+        self.engines = engines or EngineRegistry()
         self.meta: GgufMetadata | None = None
         self.error: str | None = None
+        self.offload_text: str | None = None
         self._memory: MemoryBreakdown | None = None
         self._memory_plan: tuple[ContextPlan, bool] | None = None
         self._tasks = TaskSet()
         self.speed = speed or MachineSpeed(store)
         self.bandwidth: Bandwidth | None = None
-        self.setWindowTitle(f"Load {self.model_path.name}")
         self.setAccessibleName("Load model dialog")
         self.setMinimumWidth(520)
         self._build()
-        self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self)
+        self.remote_model = str(model_path) if remote_engine(model_path, self.engines) else None
+        self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self,
+                                       label=self.remote_model)  # fmt: skip
         self.model_combo.model_chosen.connect(self.switch_model)
+        self.model_combo.filled.connect(lambda: self.spec.set_models(self.model_combo.models))
         model_row = QHBoxLayout()
         model_row.addWidget(QLabel("Model", self))
         model_row.addWidget(self.model_combo, 1)
         self.layout().insertLayout(0, model_row)  # type: ignore[union-attr]
         self.title_label.hide()  # the combo names the model
-        self._restore(store.settings.model_load_options.get(self._key(), {}))
-        self._update_estimate()
+        self._show_model(str(model_path))
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
     def _key(self) -> str:
@@ -133,93 +140,55 @@ class LoadDialog(QDialog):
         self.error = None
         self._memory = None
         self._memory_plan = None
-        self.setWindowTitle(f"Load {self.model_path.name}")
-        self.title_label.setText(f"<b>{self.model_path.name}</b>")
         self.info_label.setText("Reading the model's header…")
-        self.load_button.setEnabled(True)
         self.gpu_slider.blockSignals(True)
         self.gpu_slider.setRange(0, 0)
         self.gpu_slider.setEnabled(False)
         self.gpu_slider.blockSignals(False)
         self.autofit_button.setEnabled(False)
-        self._reset_choices()
-        self._restore(self.store.settings.model_load_options.get(self._key(), {}))
-        self._update_estimate()
+        self.form.reset()
+        self.spec.reset()
+        self._show_model(str(path))
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
-    def _reset_choices(self) -> None:
-        """The defaults, before a model's own saved choices are restored."""
-        self.ctx_spin.setValue(DEFAULT_CONTEXT)
-        self.parallel_spin.setValue(4)
-        self.kv_combo.setCurrentText("f16")
-        self.flash_combo.setCurrentText(FLASH_CHOICES[0])
-        self.threads_spin.setValue(0)
-        self.mmap_check.setChecked(True)
-        self.mlock_check.setChecked(False)
-        self.format_combo.reset()
+    def _show_model(self, name: str) -> None:
+        """Lay the dialog out for ``name``: the knobs for a local model, the remote
+        note for an engine's model."""
+        engine = remote_engine(name, self.engines)
+        self.remote_model = name if engine is not None else None
+        self.setWindowTitle(f"{'Use' if engine else 'Load'} {name if engine else Path(name).name}")
+        self.title_label.setText(f"<b>{Path(name).name}</b>")
+        for widget in (self.form, self.estimate_label):
+            widget.setVisible(engine is None)
+        self.offload_label.setVisible(engine is None and self.offload_text is not None)
+        self.remote_label.setVisible(engine is not None)
+        if engine is not None:
+            self.remote_label.setText(remote_note(name, engine))
+            self.info_label.setText(f"Remote model on {engine.name} ({engine.kind.value})")
+        self.load_button.setText("Use" if engine else "Load")
+        if engine is None:
+            self.form.restore(self.store.settings.model_load_options.get(self._key(), {}))
+            self.spec.set_target(self.model_path, None)
+            self.spec.restore(self.store.settings.model_load_options.get(self._key(), {}))
+        self._update_estimate()
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
         self.title_label = QLabel(f"<b>{self.model_path.name}</b>", self)
         self.info_label = QLabel("Reading the model's header…", self)
         self.info_label.setWordWrap(True)
+        self.offload_label = notice_label(self, "offloadNotice", "GPU offload notice", banner=True)
+        self.remote_label = notice_label(self, "remoteNote", "Remote model note", banner=False)
 
-        self.gpu_slider = QSlider(Qt.Orientation.Horizontal, self)
-        self.gpu_slider.setAccessibleName("GPU layers")
-        self.gpu_slider.setRange(0, 0)
-        self.gpu_slider.setEnabled(False)
-        self.gpu_value = QLabel("0", self)
-        self.gpu_value.setMinimumWidth(70)
-        self.autofit_button = QPushButton("Auto-fit", self)
-        self.autofit_button.setAccessibleName("Auto-fit GPU layers")
-        self.autofit_button.setToolTip("Offload the most layers that fit in GPU memory")
-        self.autofit_button.setEnabled(False)
-        self.autofit_button.clicked.connect(self.auto_fit)
-        gpu_row = QHBoxLayout()
-        gpu_row.addWidget(self.gpu_slider, 1)
-        gpu_row.addWidget(self.gpu_value)
-        gpu_row.addWidget(self.autofit_button)
-
-        self.ctx_spin = QSpinBox(self)
-        self.ctx_spin.setAccessibleName("Context length")
-        self.ctx_spin.setRange(256, MAX_CONTEXT)
-        self.ctx_spin.setSingleStep(1024)
-        self.ctx_spin.setSuffix(" tokens")
-        self.ctx_spin.setValue(DEFAULT_CONTEXT)
-        # Past the trained context a model usually degrades; allowed, but said next to it.
-        self.ctx_warning = QLabel(self)
-        self.ctx_warning.setObjectName("ctxWarning")
-        self.ctx_warning.setAccessibleName("Context warning")
-        self.ctx_warning.setStyleSheet(
-            f"#ctxWarning {{ color: {tokens_for(self.palette()).danger}; }}"
-        )
-        self.ctx_warning.setWordWrap(True)
-        self.ctx_warning.hide()
-        ctx_row = QHBoxLayout()
-        ctx_row.addWidget(self.ctx_spin)
-        ctx_row.addWidget(self.ctx_warning, 1)
-        self.parallel_spin = QSpinBox(self)
-        self.parallel_spin.setAccessibleName("Parallel slots")
-        self.parallel_spin.setRange(1, 64)
-        self.parallel_spin.setValue(4)
-        self.parallel_spin.setToolTip("Requests decoded at once; each gets the full context")
-        self.kv_combo = QComboBox(self)
-        self.kv_combo.setAccessibleName("KV cache type")
-        self.kv_combo.addItems(list(KV_CACHE_TYPES))
-        self.kv_combo.setCurrentText("f16")
-        self.flash_combo = QComboBox(self)
-        self.flash_combo.setAccessibleName("Flash attention")
-        self.flash_combo.addItems(list(FLASH_CHOICES))
-        self.threads_spin = QSpinBox(self)
-        self.threads_spin.setAccessibleName("Threads")
-        self.threads_spin.setRange(0, 256)
-        self.threads_spin.setSpecialValueText("auto")
-        self.mmap_check = QCheckBox("Memory-map the file (mmap)", self)
-        self.mmap_check.setAccessibleName("Memory-map the file")
-        self.mmap_check.setChecked(True)
-        self.mlock_check = QCheckBox("Lock the model in RAM (mlock)", self)
-        self.mlock_check.setAccessibleName("Lock the model in RAM")
-        self.format_combo = ChatFormatCombo(self)  # tool-call/reasoning format: detect or name
+        self.form = LoadForm(self)  # aliases: tests and callers know the knobs by name
+        self.gpu_slider, self.gpu_value = self.form.gpu_slider, self.form.gpu_value
+        self.autofit_button, self.ctx_spin = self.form.autofit_button, self.form.ctx_spin
+        self.ctx_warning, self.parallel_spin = self.form.ctx_warning, self.form.parallel_spin
+        self.kv_combo, self.flash_combo = self.form.kv_combo, self.form.flash_combo
+        self.threads_spin, self.format_combo = self.form.threads_spin, self.form.format_combo
+        self.mmap_check, self.mlock_check = self.form.mmap_check, self.form.mlock_check
+        self.spec = SpeculationSection(self.form)
+        self.spec.add_to(self.form.form)
 
         self.estimate_label = QLabel(self)
         self.estimate_label.setObjectName("loadEstimate")
@@ -227,17 +196,6 @@ class LoadDialog(QDialog):
         self.estimate_label.setWordWrap(True)
         self.estimate_label.setMinimumHeight(self.fontMetrics().lineSpacing() * 4)
         self.estimate_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        form = QFormLayout()
-        form.addRow("GPU layers", gpu_row)
-        form.addRow("Context length", ctx_row)
-        form.addRow("Parallel slots", self.parallel_spin)
-        form.addRow("KV cache type", self.kv_combo)
-        form.addRow("Flash attention", self.flash_combo)
-        form.addRow("Threads", self.threads_spin)
-        form.addRow("", self.mmap_check)
-        form.addRow("", self.mlock_check)
-        form.addRow("Chat format", self.format_combo)
 
         self.buttons = QDialogButtonBox(self)
         self.load_button = self.buttons.addButton("Load", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -249,31 +207,43 @@ class LoadDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
-        layout.addWidget(self.title_label)
-        layout.addWidget(self.info_label)
-        layout.addLayout(form)
-        layout.addWidget(self.estimate_label)
-        layout.addWidget(self.buttons)
+        for widget in (self.title_label, self.info_label, self.offload_label, self.remote_label,
+                       self.form, self.estimate_label, self.buttons):  # fmt: skip
+            layout.addWidget(widget)
 
+        self.autofit_button.clicked.connect(self.auto_fit)
         self.gpu_slider.valueChanged.connect(self._update_estimate)
         for spin in (self.ctx_spin, self.parallel_spin):
             spin.valueChanged.connect(self._update_estimate)
         self.kv_combo.currentTextChanged.connect(self._update_estimate)
         self.ctx_spin.valueChanged.connect(self._update_ctx_warning)
         self.flash_combo.currentTextChanged.connect(self._update_estimate)
+        self.spec.changed.connect(self._update_estimate)
 
     # ------------------------------------------------------------------ info
     async def _read_info(self) -> None:
+        if self.remote_model is not None:  # nothing of it is on this machine to read
+            self.ready.emit()
+            return
         try:
             meta = await in_thread(read_metadata, self.model_path)
         except Exception as exc:  # InvalidModelFileError, OSError...
             self.error = plain_load_error(f"{self.model_path.name}: not a gguf file: {exc}")
             self.info_label.setText(self.error)
-            self.load_button.setEnabled(False)
+            self._update_estimate()
             self.ready.emit()
             return
         if self.system is None:
             self.system = await in_thread(probe_system)
+        if self.backend is not None and self.system.gpus:
+            report = await in_thread(self.backend.report)
+            self.offload_text = offload_notice(
+                self.system, report.gpu_offload, packaged=is_packaged(), probe_error=report.error
+            )
+            if not report.gpu_offload:  # the worker will run on the CPU: estimate that
+                self.system = self.system.without_gpus()
+            self.offload_label.setText(self.offload_text or "")
+            self.offload_label.setVisible(self.offload_text is not None)
         self._set_meta(meta)
         if self.bandwidth is None:
             self.bandwidth = await self.speed.bandwidth(self.system)
@@ -281,6 +251,7 @@ class LoadDialog(QDialog):
 
     def _set_meta(self, meta: GgufMetadata) -> None:
         self.meta = meta
+        self.spec.set_target(self.model_path, meta)
         n_layers = meta.block_count or 0
         saved = self.store.settings.model_load_options.get(self._key(), {})
         self.gpu_slider.blockSignals(True)
@@ -305,58 +276,51 @@ class LoadDialog(QDialog):
             f"{n_layers} layers",
             f"trained context {meta.context_length or '?'}",
         ]
-        self.info_label.setText(
-            " · ".join(p for p in parts if p)
-            + ("" if gpus else "\nNo GPU found: the model runs on the CPU.")
-        )
+        cpu_note = "" if gpus or self.offload_text else "\nNo GPU found: the model runs on the CPU."
+        self.info_label.setText(" · ".join(p for p in parts if p) + cpu_note)
         self._update_estimate()
         if not saved and self.system is not None and self.system.gpus:
             self.auto_fit()
         self.ready.emit()
 
     def _update_ctx_warning(self) -> None:
-        trained = self.meta.context_length if self.meta is not None else 0
-        value = self.ctx_spin.value()
-        if trained and value > trained:
-            self.ctx_warning.setText(
-                f"More than the {trained:,} tokens this model was trained on: "
-                "replies may degrade past that."
-            )
-            self.ctx_warning.show()
-        else:
-            self.ctx_warning.hide()
+        self.form.warn_past_trained(self.meta.context_length or 0 if self.meta else 0)
 
     # ------------------------------------------------------------------ estimate
     def plan(self) -> ContextPlan:
-        kv = self.kv_combo.currentText()
-        return ContextPlan(
-            n_ctx=self.ctx_spin.value(),
-            n_slots=self.parallel_spin.value(),
-            cache_type_k=kv,
-            cache_type_v=kv,
-            flash_attention={"on": True, "off": False}.get(self.flash_combo.currentText()),
-        )
+        return self.form.plan()
+
+    def _gpu(self) -> bool:
+        return bool(self.system and self.system.gpus and self.gpu_slider.value() > 0)
 
     def memory(self) -> MemoryBreakdown | None:
         if self.meta is None:
             return None
-        plan = self.plan()
-        gpu = bool(self.system and self.system.gpus and self.gpu_slider.value() > 0)
+        plan, gpu = self.plan(), self._gpu()
         if self._memory is None or (plan, gpu) != self._memory_plan:
             self._memory = estimate_memory(self.meta, plan, gpu_offload=gpu)
             self._memory_plan = (plan, gpu)
         return self._memory
 
+    def draft_memory(self) -> MemoryBreakdown | None:
+        """The chosen draft model's memory: the same context and slots as the target."""
+        draft = self.spec.draft_meta()
+        return (
+            None if draft is None else estimate_memory(draft, self.plan(), gpu_offload=self._gpu())
+        )
+
     def placement(self) -> Placement | None:
         mem = self.memory()
         if mem is None or self.system is None:
             return None
-        return place_layers(mem, self.gpu_slider.value(), self.system)
+        return place_layers(mem, self.gpu_slider.value(), self.system, self.draft_memory())
 
     def _update_estimate(self) -> None:
         n = self.gpu_slider.maximum()
         value = self.gpu_slider.value()
         self.gpu_value.setText("all" if n and value == n else f"{value} / {n}")
+        problem = self.spec.problem() if self.remote_model is None else None
+        self.load_button.setEnabled(self.error is None and problem is None)
         place = self.placement()
         mem = self.memory()
         if place is None or mem is None:
@@ -367,8 +331,16 @@ class LoadDialog(QDialog):
         text = (
             f"Weights {format_bytes(mem.weights_bytes)}, "
             f"KV cache {format_bytes(mem.kv_cache_bytes)}, "
-            f"compute {format_bytes(mem.compute_bytes)}.\n{place.describe()}"
+            f"compute {format_bytes(mem.compute_bytes)}."
         )
+        draft = self.draft_memory()
+        if draft is not None:
+            text += (
+                f"\nDraft model: weights {format_bytes(draft.weights_bytes)}, "
+                f"KV cache {format_bytes(draft.kv_cache_bytes)}, "
+                f"compute {format_bytes(draft.compute_bytes)}."
+            )
+        text += f"\n{place.describe()}"
         if place.fits and self.bandwidth is not None and self.meta is not None:
             tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
                                      active_fraction(self.meta))  # fmt: skip
@@ -380,13 +352,14 @@ class LoadDialog(QDialog):
         self.estimate_changed.emit(text)
 
     def auto_fit(self) -> int:
-        """Set the slider to the most GPU layers that fit; returns that count."""
+        """Set the slider to the most GPU layers that fit (the draft model's memory
+        included); returns that count."""
         if self.meta is None or self.system is None:
             return self.gpu_slider.value()
         n = self.meta.block_count or 0
         best = 0
         if self.system.gpus:
-            fit = estimate_fit(self.meta, self.plan(), self.system)
+            fit = estimate_fit(self.meta, self.plan(), self.system, draft=self.spec.draft_meta())
             if fit.verdict is FitVerdict.FULL_GPU:
                 best = n
             elif fit.verdict is FitVerdict.PARTIAL_GPU:
@@ -396,31 +369,14 @@ class LoadDialog(QDialog):
         return best
 
     # ------------------------------------------------------------------ result
-    def _restore(self, saved: dict[str, Any]) -> None:
-        if isinstance(saved.get("n_ctx"), int):
-            self.ctx_spin.setValue(saved["n_ctx"])
-        if isinstance(saved.get("n_parallel"), int):
-            self.parallel_spin.setValue(saved["n_parallel"])
-        if isinstance(saved.get("n_threads"), int):
-            self.threads_spin.setValue(saved["n_threads"])
-        if saved.get("cache_type_k") in KV_CACHE_TYPES:
-            self.kv_combo.setCurrentText(saved["cache_type_k"])
-        if saved.get("flash_attention") in FLASH_CHOICES:
-            self.flash_combo.setCurrentText(saved["flash_attention"])
-        if isinstance(saved.get("use_mmap"), bool):
-            self.mmap_check.setChecked(saved["use_mmap"])
-        if isinstance(saved.get("use_mlock"), bool):
-            self.mlock_check.setChecked(saved["use_mlock"])
-        self.format_combo.choose(saved.get("chat_format"))
-
     def load_options(self) -> LoadOptions:
-        n = self.gpu_slider.maximum()
-        value = self.gpu_slider.value()
+        if self.remote_model is not None:
+            return LoadOptions()  # the engine's own settings apply
         kv = self.kv_combo.currentText()
         return LoadOptions(
             n_ctx=self.ctx_spin.value(),
             n_parallel=self.parallel_spin.value(),
-            n_gpu_layers=(-1 if n and value >= n else value) if self.meta else None,
+            n_gpu_layers=self.form.n_gpu_layers(self.meta is not None),
             n_threads=self.threads_spin.value(),
             cache_type_k=kv,
             cache_type_v=kv,
@@ -428,13 +384,15 @@ class LoadDialog(QDialog):
             use_mmap=self.mmap_check.isChecked(),
             use_mlock=self.mlock_check.isChecked(),
             chat_format=self.format_combo.chosen(),
+            **self.spec.options(),
         )
 
     def accept(self) -> None:
-        settings = self.store.settings
-        settings.model_load_options[self._key()] = choices_to_save(self.load_options())
-        settings.remember_model(self.model_path)
-        self.store.save()
+        if self.remote_model is None:
+            settings = self.store.settings
+            settings.model_load_options[self._key()] = choices_to_save(self.load_options())
+            settings.remember_model(self.model_path)
+            self.store.save()
         super().accept()
 
     def done(self, result: int) -> None:

@@ -12,7 +12,13 @@ def plain_load_error(message: str | None) -> str:
     """A plain-words headline for a worker's load failure, followed by its details."""
     text = (message or "").strip()
     low = text.lower()
-    if any(
+    if "cannot draft for" in low:  # engine/drafters.py: the vocabularies differ
+        head = (
+            "The draft model can't draft for this model: a draft model must use the same "
+            "vocabulary (the same tokenizer). In the Load dialog, pick a smaller model of the "
+            "same family as the draft model, or set Speculation to N-gram lookup or Off."
+        )
+    elif any(
         k in low
         for k in ("out of memory", "failed to allocate", "cudamalloc", "oom", "could not create a")
     ):

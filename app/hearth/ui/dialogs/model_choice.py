@@ -3,6 +3,7 @@
 It starts with the model the dialog was opened for (so it is usable at once) and fills
 in the rest from ``Library.models()`` on a worker thread. Choosing another emits
 ``model_chosen`` with its path; the dialog re-reads that model's header and estimate.
+The models read are kept in ``models`` (the draft-model picker lists them too).
 """
 
 from __future__ import annotations
@@ -33,12 +34,24 @@ class ModelChoice(QComboBox):
     model_chosen = Signal(object)  # Path
     filled = Signal()  # the library's models are listed
 
-    def __init__(self, current: Path, library: Library, tasks: TaskSet, parent: QWidget | None):
+    def __init__(
+        self,
+        current: Path,
+        library: Library,
+        tasks: TaskSet,
+        parent: QWidget | None,
+        *,
+        label: str | None = None,
+    ):
+        """``label`` names ``current`` instead of its file name (a remote model's
+        ``engine/model``)."""
         super().__init__(parent)
         self.setAccessibleName("Model to load")
         self.setToolTip("Any model in the library")
         self.library = library
-        self.addItem(current.name, str(current))
+        self.models: list[LocalModel] = []
+        self._current_label = label or current.name
+        self.addItem(self._current_label, str(current))
         self.fill_task: asyncio.Task[None] = tasks.spawn(self._fill(current), name="load-models")
         self.activated.connect(self._chosen)
 
@@ -50,11 +63,12 @@ class ModelChoice(QComboBox):
             self.filled.emit()
             return
         loadable = [m for m in models if m.ok and m.kind == "model"]
+        self.models = loadable
         chosen = self.current_path()
         self.blockSignals(True)
         self.clear()
         if not any(_same(m.path, current) for m in loadable):
-            self.addItem(current.name, str(current))
+            self.addItem(self._current_label, str(current))
         for model in loadable:
             self.addItem(self._label(model), str(model.path))
         for i in range(self.count()):
