@@ -44,6 +44,7 @@ EMPTY = (
     "name/model, and at Hearth's endpoint in every dialect."
 )
 COLUMNS = ("Name", "Kind", "URL", "Key", "Health")
+MAX_TABLE_PX = 180  # about five engines; more scroll
 
 
 class EnginesBox(QGroupBox):
@@ -79,7 +80,6 @@ class EnginesBox(QGroupBox):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        self.table.setMaximumHeight(150)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemDoubleClicked.connect(lambda _item: self.edit_selected())
         self.add_button = QPushButton("Add engine…", self)
@@ -136,6 +136,15 @@ class EnginesBox(QGroupBox):
         empty = not self.engines
         self.empty_label.setVisible(empty)
         self.table.setVisible(not empty)
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        frame = 2 * self.table.frameWidth()
+        self.table.setFixedHeight(
+            min(MAX_TABLE_PX, self.table.horizontalHeader().height() + rows + frame)
+        )
+        if self.add_button.property("primary") != empty:  # the next step when there is none
+            self.add_button.setProperty("primary", empty)
+            self.add_button.style().unpolish(self.add_button)
+            self.add_button.style().polish(self.add_button)
         if self.engines and self.table.currentRow() < 0:
             self.table.selectRow(0)
         self._selection_changed()
