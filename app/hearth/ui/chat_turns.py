@@ -78,13 +78,28 @@ def title_for(text: str) -> str:
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
 
 
+def draft_acceptance(drafted: object, accepted: object) -> str | None:
+    """ "drafts 78% accepted" for a speculative reply (the worker's ``timings``
+    ``draft_tokens`` / ``accepted_tokens``); None when nothing was drafted."""
+    if not isinstance(drafted, int) or not isinstance(accepted, int) or drafted <= 0:
+        return None
+    return f"drafts {100 * accepted / drafted:.0f}% accepted"
+
+
 def stats_text(stats: ChatStreamStats | ReplyStats | None, n_ctx: int | None) -> str:
-    """The footer: tok/s, TTFT and context used / total."""
+    """The footer: tok/s (and, for a speculative reply, how many drafted tokens the
+    model accepted), TTFT and context used / total."""
     if stats is None:
         return ""
     parts = []
     if stats.tokens_per_s is not None:
         parts.append(f"{stats.tokens_per_s:.1f} tok/s")
+    # Read by name: the counts come with the stream's stats, not with stored replies.
+    acceptance = draft_acceptance(
+        getattr(stats, "draft_tokens", None), getattr(stats, "accepted_tokens", None)
+    )
+    if acceptance is not None:
+        parts.append(acceptance)
     if stats.ttft_ms is not None:
         parts.append(f"TTFT {stats.ttft_ms:.0f} ms")
     if stats.completion_tokens is not None:
