@@ -93,6 +93,7 @@ def test_add_test_pick_chat_and_remove_a_remote_engine(
         assert dialog.result_label.text() == "Not reachable: HTTP 401 (check its API key)"
         assert window.supervisor.status.state is WorkerState.READY  # started for the test
         assert not window.supervisor.status.model  # ... without a local model
+        assert window.status_label.text() == "Ready: remote engines"
         dialog.key_field.setText(REMOTE_KEY)
         await dialog.test()
         shown = dialog.result_label.text()
@@ -161,7 +162,11 @@ def test_add_test_pick_chat_and_remove_a_remote_engine(
 
         # Remove: the engine and its key go; the worker stops listing its models.
         box.select("gpu")
-        await box.remove_selected()
+        ask = box.remove_selected()
+        assert ask is not None and "its stored key" in ask.text()
+        ask.button(ask.StandardButton.Yes).click()
+        assert box.task is not None
+        await box.task
         assert box.engines == () and box.empty_label.isVisibleTo(box)
         assert "Removed engine 'gpu'" in box.message.text()
         client = window.supervisor.client

@@ -67,11 +67,12 @@ class WindowStatus(QObject):
     def show(self, status: WorkerStatus) -> None:
         w = self.window
         state = status.state
+        model = status.model or "remote engines"  # a worker with no local model serves them
         text = {
             WorkerState.STOPPED: "No model loaded",
-            WorkerState.STARTING: f"Starting worker for {status.model}…",
+            WorkerState.STARTING: f"Starting worker for {model}…",
             WorkerState.LOADING: "Loading model…",
-            WorkerState.READY: f"Ready: {status.model}",
+            WorkerState.READY: f"Ready: {model}",
             WorkerState.CRASHED: "The model worker crashed",
             WorkerState.ERROR: "Could not load the model",
         }[state]

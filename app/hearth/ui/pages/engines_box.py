@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -64,6 +65,7 @@ class EnginesBox(QGroupBox):
         self.engines: tuple[EngineSpec, ...] = ()
         self.health: dict[str, EngineTest] = {}
         self.dialog: EngineDialog | None = None
+        self.task: asyncio.Task[None] | None = None  # the last removal
         self._tasks = TaskSet()
         self.empty_label = QLabel(EMPTY, self)
         self.empty_label.setObjectName("enginesEmpty")
@@ -212,11 +214,28 @@ class EnginesBox(QGroupBox):
         found = f": {models}{more}" if result.ok and models else ""
         self.message.setText(f"{name}: {test_summary(result)}{found}")
 
-    def remove_selected(self) -> asyncio.Task[None] | None:
+    def remove_selected(self) -> QMessageBox | None:
+        """Ask first (the engine's stored key goes too); ``task`` runs the removal."""
         spec = self.selected()
         if spec is None:
             return None
-        return self._tasks.spawn(self._remove(spec.name), name="engines-remove")
+        ask = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Remove engine",
+            f"Remove engine '{spec.name}' and its stored key? Its models leave the model "
+            "picker and Hearth's endpoint; chats with them stay.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        ask.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        yes = ask.button(QMessageBox.StandardButton.Yes)
+        yes.setText("Remove")
+        yes.clicked.connect(lambda: self._confirmed(spec.name))
+        ask.open()
+        return ask
+
+    def _confirmed(self, name: str) -> None:
+        self.task = self._tasks.spawn(self._remove(name), name="engines-remove")
 
     async def _remove(self, name: str) -> None:
         try:
