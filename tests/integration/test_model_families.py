@@ -293,6 +293,10 @@ def test_ollama_show_lists_capabilities(families: Any) -> None:
     coder = show("qwen3-coder")
     assert "tools" in coder["capabilities"] and "thinking" not in coder["capabilities"]
     assert coder["details"]["tool_format"] == "qwen3_coder"
+    gemma = show("gemma-4-call")
+    assert {"completion", "tools", "thinking"} <= set(gemma["capabilities"])
+    assert gemma["details"]["tool_format"] == "gemma4"
+    assert gemma["details"]["reasoning_format"] == "gemma4"
 
 
 def test_anthropic_thinking_block_and_tool_use(families: Any) -> None:
