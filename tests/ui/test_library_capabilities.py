@@ -43,3 +43,10 @@ def test_rows_show_capability_chips(
         assert other is not None and other.labels() == ["Fill-in-middle"]
 
     arun(scenario())
+
+
+def test_chip_text_reads_on_its_fill_in_both_themes() -> None:
+    from hearth.ui.style.tokens import DARK, LIGHT, contrast_ratio
+
+    for t in (LIGHT, DARK):
+        assert contrast_ratio(t.text, t.surface_alt) >= 4.5, t.name
