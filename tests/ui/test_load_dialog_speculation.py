@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
 
 import gguf_factory as gf
 from hearth.config.engines import EngineRegistry
@@ -23,11 +24,12 @@ from hearth.config.launch import LaunchSettings
 from hearth.core.model_info import LoadConfig, SpecMode
 from hearth.hardware import GpuInfo, SystemMemory
 from hearth.library.library import Library
-from hearth.supervisor import LoadOptions
+from hearth.supervisor import LoadOptions, WorkerState
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 
 pytestmark = pytest.mark.ui
@@ -205,3 +207,33 @@ def test_a_gpu_with_a_cpu_only_build_is_explained(
         assert plain.offload_label.isHidden()
     finally:
         plain.close()
+
+
+def test_the_workers_vocabulary_refusal_reaches_the_window(
+    qtbot: QtBot, arun: Any, spec_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """Same size, same special tokens, other token texts: only the worker's token by
+    token check can tell, and its refusal is shown in plain words, naming both."""
+    window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
+    qtbot.addWidget(window)
+    window.show()
+    options = LoadOptions(n_ctx=512, n_parallel=1, spec_mode="draft",
+                          draft_model=str(spec_models["mismatched"]))  # fmt: skip
+
+    async def scenario() -> None:
+        window.open_model(spec_models["target"], options)
+        await arun.wait_until(
+            lambda: (
+                window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR)
+                and not window.loading
+            ),
+            120,
+            "the load to fail",
+        )
+
+    arun(scenario())
+    assert window.supervisor.status.state is WorkerState.ERROR
+    shown = window.extras.plain_error(window.supervisor.status) or ""
+    assert shown.startswith("The draft model can't draft for this model")
+    assert "mismatched-Q8_0.gguf" in shown and "target-Q8_0.gguf" in shown
+    assert "can't draft for this model" in window.banner_label.text()  # what the user sees
