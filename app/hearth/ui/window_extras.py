@@ -133,7 +133,9 @@ class WindowExtras(QObject):
         """Open the Load dialog for ``path``; confirming it loads the model."""
         if self.load_dialog is not None:
             self.load_dialog.close()
-        dialog = LoadDialog(path, self.store, parent=self.window)
+        dialog = LoadDialog(
+            path, self.store, parent=self.window, backend=self.window.services.backend
+        )
         dialog.accepted.connect(self._load_accepted)
         dialog.finished.connect(self._load_finished)
         self.load_dialog = dialog
