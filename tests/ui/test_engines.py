@@ -16,14 +16,17 @@ from pathlib import Path
 import httpx
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from hearth.chats import MessageStatus
 from hearth.config.engines import EngineRegistry
-from hearth.supervisor import WorkerState
+from hearth.supervisor import Supervisor, WorkerState, WorkerStatus
+from hearth.ui.chat_model import ChatModel
 from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.main_window import MainWindow
-from hearth.ui.model_picker import REMOTE_ROLE
+from hearth.ui.model_picker import REMOTE_ROLE, ModelBar
+from hearth.ui.style.theme import tokens_for
 from server_process import ServeProcess, free_port, start_serve
 
 pytestmark = pytest.mark.ui
@@ -178,3 +181,23 @@ def test_add_test_pick_chat_and_remove_a_remote_engine(
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*.log"))
     assert "engine gpu tested: ok" in logs
     assert REMOTE_KEY not in logs and WRONG_KEY not in logs
+
+
+def test_a_local_load_replaces_the_remote_choice(qtbot: QtBot) -> None:
+    """Loading a library model makes it the chat's model again; the worker started for
+    remote engines (no model name) does not."""
+    bar = ModelBar(tokens_for(QApplication.palette()))
+    qtbot.addWidget(bar)
+    model = ChatModel(Supervisor())
+    model.remote_changed.connect(bar.set_remote)
+    bar.status_seen.connect(model.on_status)
+    model.use_remote("gpu/qwen3")
+    assert model.model_id == "gpu/qwen3" and model.available
+    bar.set_status(WorkerStatus(WorkerState.STARTING, model=""))
+    assert model.remote == "gpu/qwen3"
+    assert bar.picker_button.text() == "gpu/qwen3  ·  Remote  ·  Starting"
+    bar.set_status(WorkerStatus(WorkerState.READY, model=""))
+    assert bar.picker_button.text() == "gpu/qwen3  ·  Remote"
+    bar.set_status(WorkerStatus(WorkerState.STARTING, model="tiny.gguf"))
+    assert model.remote is None and model.model_id is None
+    assert bar.picker_button.text().startswith("tiny.gguf  ·  Starting")
