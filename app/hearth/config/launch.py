@@ -192,7 +192,8 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     base = _no_model_load()
     add = parser.add_argument
     add("--model", "-m", type=Path, default=None,
-        help="GGUF file to load at start (else the first request loads one)")
+        help="GGUF file, or a library model's name, to load at start (else the first "
+        "request loads one)")
     add("--no-jit", action="store_true", help="never load library models named by requests")
     add("--ttl", type=float, default=None, help="unload the model after this many idle seconds")
     add("--host", default=LOOPBACK_HOST,
@@ -229,7 +230,8 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     add("--max-queue", type=int, default=base.max_queue,
         help="requests that may wait for a slot before 503")
     add("--draft-model", "-md", type=Path, default=None,
-        help="small GGUF of the same family that drafts tokens for speculative decoding")
+        help="a small model of the same family (GGUF file or library name) that drafts "
+        "tokens for speculative decoding")
     add("--spec", choices=[m.value for m in SpecMode], default=None,
         help="speculative decoding: draft (with --draft-model), ngram (lookup in the "
         "prompt and output, no second model) or off; default: draft with --draft-model, "
