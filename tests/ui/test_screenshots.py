@@ -1,12 +1,16 @@
-"""The docs' screenshots, in both themes, from the real app: a model loaded in a
-real worker, a conversation with every kind of markdown, the endpoint page, the
-library holding the model, and Discover as a first launch sees it.
+"""The docs' screenshots, from the real app: every page, both themes, two sizes.
 
-PNGs (1400x900, and the chat at 900x650) go to the test's temporary folder; with
-HEARTH_SAVE_DOCS_SCREENSHOT=1 they are copied to docs/screenshots/ as
-``<page>-<theme>.png`` (what the README shows). The
-test also checks what the pictures rely on: the theme reached the transcript (its
-code blocks are redrawn in the theme's colours) and each page shows real content.
+A model loaded in a real worker, a conversation with every kind of markdown (code
+included), Discover as a first launch sees it and one repo's page (a fake Hub on
+127.0.0.1 with the tiny test models), a finished download, the library, the endpoint
+page, Settings, the Welcome window and the Load dialog; at 1400x900 and at 900x650,
+where the chat's side panels fold.
+
+PNGs go to the test's temporary folder; with HEARTH_SAVE_DOCS_SCREENSHOT=1 they are
+copied to docs/screenshots/ as ``<page>-<theme>.png`` (1400x900; the README shows
+chat, discover and server) and ``<page>-narrow-<theme>.png`` (900x650). The test also
+checks what the pictures rely on: the theme reached the transcript (its code blocks
+are redrawn in the theme's colours) and each page shows real content.
 """
 
 from __future__ import annotations
@@ -20,19 +24,44 @@ import pytest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
+from fake_hub import FakeFile, FakeHub
 from hearth.chats import ChatStore
+from hearth.hub import DownloadState
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui import first_run
 from hearth.ui.main_window import MainWindow
+from hearth.ui.pages.services import AppServices
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
+from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 SIZE = (1400, 900)
 NARROW = (900, 650)
+THEMES = ("light", "dark")
+REPO = "hearth/tiny-GGUF"
+Q8, Q4 = "tiny-Q8_0.gguf", "tiny-Q4_K_M.gguf"
+MODEL_CARD = """---
+license: apache-2.0
+---
+# Tiny (GGUF)
 
+A **1.4M-parameter** llama-architecture model with random weights, made for Hearth's
+tests: it answers in noise, so use it to try the app.
+
+| File | Quant | Use |
+| --- | --- | --- |
+| tiny-Q8_0.gguf | Q8_0 | closest to the original |
+| tiny-Q4_K_M.gguf | Q4_K_M | smaller and faster |
+
+```
+<|user|>
+{prompt}<|end|>
+<|assistant|>
+```
+"""
 QUESTION = "How do I read a file line by line in Python, and what about big files?"
 ANSWER = """## Reading a file line by line
 
@@ -71,12 +100,29 @@ def _save(widget: QWidget, tmp_path: Path, name: str) -> Path:
     return out
 
 
+def _fit_dialog(dialog: QWidget, size: tuple[int, int]) -> None:
+    """A dialog as it opens on a screen of ``size``: its own size, within the screen."""
+    hint = dialog.sizeHint().expandedTo(dialog.minimumSize())
+    natural = dialog.size().expandedTo(hint)
+    dialog.resize(min(natural.width(), size[0] - 40), min(natural.height(), size[1] - 40))
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch, tiny_model_q8: Path, tiny_model_q4km: Path):
+    with FakeHub() as fake:
+        card = FakeFile(MODEL_CARD.encode(), lfs=False)
+        files = {Q8: tiny_model_q8.read_bytes(), Q4: tiny_model_q4km.read_bytes()}
+        fake.add_repo(REPO, {**files, "README.md": card})
+        yield fake
+
+
 def test_screenshots_in_both_themes(
     qtbot: QtBot,
     qapp: QApplication,
     arun,
     tmp_path: Path,
     tiny_model_q8: Path,
+    hub: FakeHub,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
@@ -84,11 +130,18 @@ def test_screenshots_in_both_themes(
     )
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # Discover as offline
     chats_db = tmp_path / "chats.db"
+    options = {
+        "retry": FAST_RETRY,
+        "reserve_bytes": 0,
+        "token_provider": lambda: None,
+        "endpoint": hub.url,  # the manager reads it once, before Discover is shown
+    }
 
     window = MainWindow(
         log_dir=tmp_path / "logs",
         chats_db=chats_db,
         load_options=LoadOptions(n_ctx=2048, n_parallel=2),
+        services=AppServices(download_options=options),
     )
     qtbot.addWidget(window)
     window.resize(*SIZE)
@@ -101,19 +154,93 @@ def test_screenshots_in_both_themes(
         store.create_conversation("Draft a polite reminder email")
         return conv.id
 
+    async def themed(theme: str) -> None:
+        apply_theme(theme)
+        await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
+
+    async def narrow() -> None:
+        """A small screen: the side panels fold, the chat keeps its composer and footer."""
+        window.resize(*NARROW)  # clamped by the panels' minimum widths, until they fold
+        await arun.wait_until(lambda: not window.sidebar.isVisible(), 5, "the fold")
+        await arun.wait_until(
+            lambda: window.minimumSize().width() <= NARROW[0], 5, "the folded minimum width"
+        )
+        window.resize(*NARROW)
+        await arun.wait_until(lambda: window.size().toTuple() == NARROW, 5, "the size")
+
+    async def dialogs(suffix: str, size: tuple[int, int]) -> None:
+        """The Welcome window and the Load dialog, in both themes."""
+        welcome = window.extras.show_first_run()
+        await arun.wait_until(lambda: bool(welcome.fits), 30, "the welcome's fits")
+        load = window.extras.show_load_dialog(tiny_model_q8)
+        await arun.wait_until(lambda: load.meta is not None, 30, "the model's header")
+        for theme in THEMES:
+            await themed(theme)
+            for name, dialog in (("welcome", welcome), ("load", load)):
+                _fit_dialog(dialog, size)
+                _save(dialog, tmp_path, f"{name}{suffix}-{theme}")
+        welcome.close()
+        load.reject()
+
+    model_page = window.discover_page.model_page
+
+    async def pages(suffix: str) -> None:
+        for theme in THEMES:
+            tokens = BY_NAME[theme]
+            await themed(theme)
+            view = window.chat_view
+            assert view.tokens is tokens
+            html = view.transcript.document().toHtml().lower()
+            assert tokens.code_bg in html and tokens.table_header_bg in html  # redrawn
+            window.show_page("Chat")
+            assert view.input.isVisible() and view.stats_label.isVisible()
+            _save(window, tmp_path, f"chat{suffix}-{theme}")
+            window.show_page("Discover")
+            assert window.discover_page.picks.isVisible()
+            _save(window, tmp_path, f"discover{suffix}-{theme}")
+            await window.discover_page.open_model(REPO)
+            await arun.wait_until(lambda: all(model_page.fit_texts()), 20, "the fit chips")
+            _save(window, tmp_path, f"discover-model{suffix}-{theme}")
+            model_page.back_button.click()
+            window.show_page("Downloads")
+            _save(window, tmp_path, f"downloads{suffix}-{theme}")
+            window.show_page("Library")
+            assert window.library_page.table.rowCount() == 2  # imported, downloaded
+            _save(window, tmp_path, f"library{suffix}-{theme}")
+            for page in ("Server", "Settings"):
+                window.show_page(page)
+                _save(window, tmp_path, f"{page.lower()}{suffix}-{theme}")
+        window.show_page("Chat")
+
     async def scenario() -> None:
         # First launch: no model, no chats yet.
         await arun.wait_until(window.sidebar.empty_label.isVisible, 10, "the empty chat list")
-        for theme in ("light", "dark"):
-            apply_theme(theme)
-            await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
+        for theme in THEMES:
+            await themed(theme)
             assert window.chat_view.showing_empty_state
             _save(window, tmp_path, f"first-launch-{theme}")
+        await narrow()
+        for theme in THEMES:
+            await themed(theme)
+            _save(window, tmp_path, f"first-launch-narrow-{theme}")
+        window.resize(*SIZE)
+        await arun.wait_until(window.sidebar.isVisible, 5, "the chat list back")
+        window.show_page("Discover")  # offline: the picks file, judged for this machine
+        discover = window.discover_page
+        assert discover.picks_task is not None and discover.trending_task is not None
+        await asyncio.wait([discover.picks_task, discover.trending_task])
+        window.show_page("Chat")
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)  # a repo's page and a download
         conv_id = await window.chats_db.run(write_history)
         await window.sidebar.refresh()
 
         await window.library_page.import_file(tiny_model_q8)
         await arun.wait_until(lambda: window.library_page.models, 20, "the library")
+        download = window.services.downloads.add(REPO, Q4)
+        await download.wait()
+        window.downloads_page.flush()
+        row = window.downloads_page.row_for(Q4)
+        assert row is not None and row.last.state is DownloadState.COMPLETED
         window.open_model(tiny_model_q8)
         await arun.wait_until(
             lambda: window.supervisor.status.state in (WorkerState.READY, WorkerState.ERROR),
@@ -124,46 +251,18 @@ def test_screenshots_in_both_themes(
         await window.chat.open_conversation(conv_id)
         window.chat_view.set_stats("41.8 tok/s · TTFT 182 ms · 212 tokens · context 301 / 2048")
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
+        await arun.wait_until(lambda: len(window.library_page.models) == 2, 20, "2 models")
 
-        for theme in ("light", "dark"):
-            tokens = BY_NAME[theme]
-            apply_theme(theme)
-            await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
-            view = window.chat_view
-            assert view.tokens is tokens
-            html = view.transcript.document().toHtml().lower()
-            assert tokens.code_bg in html and tokens.table_header_bg in html  # redrawn
-            window.show_page("Chat")
-            _save(window, tmp_path, f"chat-{theme}")
-            window.show_page("Discover")
-            assert window.discover_page.picks.isVisible()
-            await window.discover_page.picks_task  # the fit chips judged for this machine
-            _save(window, tmp_path, f"discover-{theme}")
-            window.show_page("Library")
-            assert window.library_page.table.rowCount() == 1
-            _save(window, tmp_path, f"library-{theme}")
-            window.show_page("Server")
-            _save(window, tmp_path, f"server-{theme}")
+        await pages("")
+        await dialogs("", SIZE)
 
-        # A small screen: the side panels fold, the chat keeps its composer and footer.
-        window.show_page("Chat")
-        window.resize(*NARROW)  # clamped by the panels' minimum widths, until they fold
-        await arun.wait_until(lambda: not window.sidebar.isVisible(), 5, "the fold")
-        await arun.wait_until(
-            lambda: window.minimumSize().width() <= NARROW[0], 5, "the folded minimum width"
-        )
-        window.resize(*NARROW)
-        await arun.wait_until(lambda: window.size().toTuple() == NARROW, 5, "the size")
-        for theme in ("light", "dark"):
-            apply_theme(theme)
-            await asyncio.sleep(0.05)
-            window.show_page("Chat")
-            assert window.chat_view.input.isVisible() and window.chat_view.stats_label.isVisible()
-            _save(window, tmp_path, f"chat-narrow-{theme}")
+        await narrow()
+        await pages("-narrow")
+        await dialogs("-narrow", NARROW)
 
         closed: list[bool] = []
         window.closed.connect(lambda: closed.append(True))
         window.close()
         await arun.wait_until(lambda: closed, 30, "the window to close")
 
-    arun(scenario())
+    arun(scenario(), timeout=300)

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self.quick_start.status.connect(self.chat_view.empty_state.text_label.setText)
         self.quick_start.status.connect(self.status_label.setText)
         self.chat_view.empty_changed.connect(self.panels.set_empty)
+        self.pages.currentChanged.connect(self._page_changed)
         self.panels.set_empty(self.chat_view.showing_empty_state)
         self.refresh_icons()
         self.status_view.show(self.supervisor.status)
@@ -232,6 +233,12 @@ class MainWindow(QMainWindow):
         }
         for kind, action in actions.items():
             action.setIcon(icon(kind, t))
+
+    def _page_changed(self, index: int) -> None:
+        """The Chat page's panel toggles show in the toolbar only on the Chat page."""
+        on_chat = index == 0  # Chat is the first page
+        self.chats_action.setVisible(on_chat)
+        self.settings_action.setVisible(on_chat)
 
     def _empty_load(self) -> None:
         """The empty state's "Load a model you have": the Load dialog for the last

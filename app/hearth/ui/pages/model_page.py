@@ -18,11 +18,12 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -64,6 +65,7 @@ from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
+SIDE_BY_SIDE_WIDTH = 1000  # px: a narrower page puts the model card under the table
 GATED_NOTE = (
     " This repo is gated: accept its terms on the Hub, and add your token in "
     "Settings > Hugging Face account."
@@ -111,6 +113,9 @@ class ModelPage(QWidget):
         self.title = QLabel(self)
         self.title.setProperty("role", "title")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long repo name is elided (full name in the tooltip) rather than widening
+        # the page, and with it the window, past a small screen.
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.card_button = button("Open on Hugging Face ↗", "Open the model card on the Hub",
                                   self.open_model_card)  # fmt: skip
         self.ctx_spin = QSpinBox(self)
@@ -151,6 +156,18 @@ class ModelPage(QWidget):
         """Model name -> its row's button."""
         return self.table.buttons
 
+    # ------------------------------------------------------------------ layout
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        narrow = self.width() < SIDE_BY_SIDE_WIDTH
+        self.split.setOrientation(Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal)
+        self._elide_title()
+
+    def _elide_title(self) -> None:
+        room = max(0, self.title.width())
+        text = self.title.fontMetrics().elidedText(self.repo_id, Qt.TextElideMode.ElideMiddle, room)
+        self.title.setText(text)
+
     # ------------------------------------------------------------------ open
     def model_card_url(self) -> QUrl:
         return QUrl(f"{hub_endpoint()}/{self.repo_id}")
@@ -164,7 +181,8 @@ class ModelPage(QWidget):
         self.estimates = {}
         self._events = {}
         self._downloading = None
-        self.title.setText(repo_id)
+        self.title.setToolTip(repo_id)
+        self._elide_title()
         self.status.setText("Listing the files…")
         self.table.reset()
         self.model_card.show_message("Reading the model card…")

@@ -31,6 +31,7 @@ from hearth.ui.pages.common import button, button_cell
 log = logging.getLogger(__name__)
 
 COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
+CELL_MARGINS = 12  # chip_cell's left and right margins, and a little air
 
 
 class QuantTable(QTableWidget):
@@ -48,8 +49,11 @@ class QuantTable(QTableWidget):
         self.verticalHeader().setDefaultSectionSize(40)
         header = self.horizontalHeader()
         header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
-        for col in (COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION):
+        for col in (COL_QUANT, COL_SIZE, COL_ACTION):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        # The chips are cell widgets, which ResizeToContents does not measure.
+        header.setSectionResizeMode(COL_FIT, QHeaderView.ResizeMode.Fixed)
+        self._fit_chip_column()
 
     def reset(self) -> None:
         self.models, self.buttons = [], {}
@@ -75,14 +79,25 @@ class QuantTable(QTableWidget):
                 btn.setToolTip("Some parts of this split model are missing on the Hub.")
             self.buttons[model.name] = btn
             self.setCellWidget(row, COL_ACTION, button_cell(btn))
+        self._fit_chip_column()
 
     def chip(self, row: int) -> FitChip | None:
         return cell_chip(self.cellWidget(row, COL_FIT))
+
+    def _fit_chip_column(self) -> None:
+        """The fit column as wide as its widest chip (or its title), so none is cut."""
+        chips = [chip for row in range(self.rowCount()) if (chip := self.chip(row)) is not None]
+        title = self.horizontalHeader().sectionSizeFromContents(COL_FIT).width()
+        for chip in chips:
+            chip.ensurePolished()  # its style sheet's padding counts in its size
+        widest = max((chip.sizeHint().width() for chip in chips), default=0)
+        self.setColumnWidth(COL_FIT, max(title, widest + CELL_MARGINS))
 
     def set_fit_unknown(self) -> None:
         for row in range(self.rowCount()):
             if (chip := self.chip(row)) is not None:
                 chip.set_unknown("Unknown")
+        self._fit_chip_column()
 
     def show_fit(
         self, estimates: Mapping[str, FitEstimate], bandwidth: Bandwidth | None, active: float
@@ -97,6 +112,7 @@ class QuantTable(QTableWidget):
                 chip.set_unknown("Unknown")
             else:
                 chip.set_chip(chip_for_estimate(est, bandwidth, active))
+        self._fit_chip_column()
 
     def _row_of(self, quant: str) -> int | None:
         for row, model in enumerate(self.models):

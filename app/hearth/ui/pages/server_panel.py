@@ -22,7 +22,7 @@ import socket
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -138,6 +138,7 @@ class ServerPanel(QWidget):
         port_row.addWidget(self.apply_button)
         port_row.addStretch(1)
         form = QFormLayout(endpoint_box)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         form.addRow(self.enabled_check)
         form.addRow("Port", port_row)
         form.addRow(self.lan_check)
@@ -156,10 +157,21 @@ class ServerPanel(QWidget):
 
         self.log_table = RequestLogTable(self)
 
+        title = QLabel("Server", self)
+        title.setProperty("role", "title")
+        intro = QLabel(
+            "Other apps on this computer (editors, agents, scripts) can use the loaded "
+            "model through an OpenAI-, Anthropic- and Ollama-compatible endpoint.",
+            self,
+        )
+        intro.setProperty("role", "muted")
+        intro.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(endpoint_box, 1)
         top.addWidget(self.keys_box, 1)
         layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(intro)
         layout.addLayout(top)
         layout.addWidget(QLabel("<b>Ready-to-paste configuration</b>", self))
         layout.addWidget(self.snippet_tabs, 1)

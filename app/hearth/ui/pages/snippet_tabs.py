@@ -10,7 +10,15 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hearth.core.client_config import SNIPPETS, Endpoint
 
@@ -37,17 +45,23 @@ class SnippetTabs(QTabWidget):
         self.setAccessibleName("Client configuration")
         self.views: dict[str, QPlainTextEdit] = {}
         self.copy_buttons: dict[str, QPushButton] = {}
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for kind, title in SNIPPET_TITLES.items():
             page = QWidget(self)
             view = QPlainTextEdit(page)
             view.setReadOnly(True)
+            view.setFont(mono)  # shell lines and JSON, as in a terminal or an editor
             view.setAccessibleName(f"{title} configuration")
             copy = QPushButton(f"Copy {title} config", page)
             copy.setAccessibleName(f"Copy {title} configuration")
+            copy.setProperty("primary", True)
             copy.clicked.connect(lambda _c=False, k=kind: self.copy_requested.emit(k))
+            row = QHBoxLayout()
+            row.addStretch(1)
+            row.addWidget(copy)
             col = QVBoxLayout(page)
             col.addWidget(view)
-            col.addWidget(copy)
+            col.addLayout(row)
             self.addTab(page, title)
             self.views[kind] = view
             self.copy_buttons[kind] = copy

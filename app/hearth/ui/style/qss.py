@@ -73,6 +73,7 @@ QHeaderView::section {{ color: {t.text_muted}; background: {t.window}; border: n
 
 QSplitter::handle {{ background: {t.border}; }}
 QSplitter::handle:horizontal {{ width: 1px; }}
+QSplitter::handle:vertical {{ height: 1px; }}
 QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0px; }}
 QScrollBar::handle:vertical {{ background: {t.border}; border-radius: 5px; min-height: 24px; }}
 QScrollBar:horizontal {{ background: transparent; height: 10px; margin: 0px; }}
