@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,14 @@ from hearth.config.engines import EngineRegistry
 from hearth.config.launch import LaunchSettings
 from hearth.core.model_info import LoadConfig, SpecMode
 from hearth.hardware import GpuInfo, SystemMemory
+from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.library.library import Library
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.dialogs.load_speculation import vocab_mismatch
 from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 
@@ -237,3 +240,27 @@ def test_the_workers_vocabulary_refusal_reaches_the_window(
     assert shown.startswith("The draft model can't draft for this model")
     assert "mismatched-Q8_0.gguf" in shown and "target-Q8_0.gguf" in shown
     assert "can't draft for this model" in window.banner_label.text()  # what the user sees
+
+
+def test_header_checks_name_what_differs(spec_models: dict[str, Path]) -> None:
+    target = read_metadata(spec_models["target"])
+    draft = read_metadata(spec_models["draft"])
+    assert vocab_mismatch(target, draft) is None
+    # the same-size vocabulary with other token texts passes here: the worker decides
+    assert vocab_mismatch(target, read_metadata(spec_models["mismatched"])) is None
+
+    def changed(key: str, value: object) -> GgufMetadata:
+        return replace(draft, kv={**draft.kv, key: value})
+
+    assert "different kinds" in (
+        vocab_mismatch(target, changed("tokenizer.ggml.model", "gpt2")) or ""
+    )
+    assert "end-of-text" in (
+        vocab_mismatch(target, changed("tokenizer.ggml.eos_token_id", 7)) or ""
+    )
+    assert "beginning-of-text" in (
+        vocab_mismatch(target, changed("tokenizer.ggml.bos_token_id", 7)) or ""
+    )
+    size = target.vocab_size or 0
+    assert vocab_mismatch(target, replace(draft, vocab_size=size + 100)) is None  # padding
+    assert "tokens" in (vocab_mismatch(target, replace(draft, vocab_size=size + 200)) or "")
