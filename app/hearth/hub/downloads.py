@@ -18,21 +18,18 @@ import contextlib
 import functools
 import itertools
 import logging
-import shutil
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-from hearth.core.units import format_bytes
 from hearth.hub.bandwidth import TokenBucket
 from hearth.hub.client import TokenProvider, hub_endpoint, keyring_token
+from hearth.hub.disk_space import DEFAULT_RESERVE, DiskFree, DiskSpaceGuard, free_bytes
 from hearth.hub.errors import (
     DownloadCancelledError,
     DownloadError,
     HubError,
-    InsufficientDiskSpaceError,
 )
 from hearth.hub.handle import DownloadHandle, new_future
 from hearth.hub.names import local_model_path, safe_relative_path, validate_repo_id
@@ -43,20 +40,6 @@ from hearth.hub.sidecar import dest_from_sidecar, find_sidecars, part_path, read
 from hearth.hub.transfer import FileTransfer, RetryPolicy
 
 log = logging.getLogger(__name__)
-
-DiskFree = Callable[[Path], int]
-DEFAULT_RESERVE = 64 * 1024 * 1024  # never fill the disk to the last byte
-
-
-def free_bytes(path: Path) -> int:
-    return shutil.disk_usage(path).free
-
-
-def _existing_ancestor(path: Path) -> Path:
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
-    return path
 
 
 class DownloadManager:
@@ -85,9 +68,8 @@ class DownloadManager:
         self._token_provider = token_provider
         self._on_event = on_event
         self._retry = retry or RetryPolicy()
-        self._disk_free = disk_free
+        self._space = DiskSpaceGuard(disk_free, reserve_bytes)
         self._opener = opener
-        self._reserve = reserve_bytes
         self._interval = progress_interval
         self._timeout = timeout or httpx.Timeout(30.0, connect=15.0)
         self._client: httpx.AsyncClient | None = None
@@ -365,24 +347,12 @@ class DownloadManager:
             )
 
     def _check_space(self, handle: DownloadHandle, dest: Path, needed: int) -> None:
-        if needed <= 0:
-            return
-        probe = _existing_ancestor(dest.parent)
-        free = self._disk_free(probe)
         others = sum(
             max(0, (h.total or 0) - h.bytes_done)
             for h in tuple(self._running)  # runs on a download's I/O thread: copy first
             if h is not handle and h.state.active
         )
-        if free >= needed + others + self._reserve:
-            return
-        busy = f", {format_bytes(others)} for other downloads in progress" if others else ""
-        raise InsufficientDiskSpaceError(
-            f"Not enough free disk space for {handle.filename}: it needs "
-            f"{format_bytes(needed)}{busy} and {format_bytes(self._reserve)} to spare, but "
-            f"only {format_bytes(free)} is free at {probe}. Free up space or choose another "
-            "models folder, then try again."
-        )
+        self._space.check(handle.filename, dest, needed, others)
 
     def _progress(self, handle: DownloadHandle, done: int, total: int | None) -> None:
         handle.bytes_done, handle.total = done, total
