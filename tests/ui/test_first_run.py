@@ -9,6 +9,11 @@ what the build can do.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -17,8 +22,11 @@ from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import GpuInfo, SystemMemory
 from hearth.ui.first_run import BackendInfo, FirstRunDialog, Fit
 from hearth.ui.fit_chip import ChipLevel
+from hearth.ui.style.theme import apply_theme
 
 pytestmark = pytest.mark.ui
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 GPU = GpuInfo("NVIDIA GeForce RTX 4070", 12 * GIB, 11 * GIB, "cuda")
 WITH_GPU = SystemMemory(32 * GIB, 24 * GIB, 8, 16, (GPU,))
@@ -42,7 +50,7 @@ def _level(dialog: FirstRunDialog, row: int) -> ChipLevel:
     return chip.level
 
 
-def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun) -> None:
+def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun, tmp_path: Path) -> None:
     dialog = _welcome(qtbot, arun, WITH_GPU, CPU_BUILD)
     assert dialog.offload_label.isVisible()
     text = dialog.offload_label.text()
@@ -56,6 +64,13 @@ def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun) -> No
     levels = {fit: _level(dialog, row) for row, fit in enumerate(dialog.fits)}
     assert levels.get(Fit.CPU) is ChipLevel.WARN
     assert levels.get(Fit.NO, ChipLevel.BAD) is ChipLevel.BAD
+    for theme in ("light", "dark"):  # for the docs: the notice as a user sees it
+        apply_theme(theme)
+        arun(asyncio.sleep(0.05))  # palette events
+        shot = tmp_path / f"welcome-gpu-notice-{theme}.png"
+        assert dialog.grab().save(str(shot))
+        if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):  # tests never write the repo
+            shutil.copyfile(shot, DOCS / shot.name)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
 from hearth.hardware.offload_notice import offload_notice
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
+from hearth.ui.pages.quant_table import size_chip_column
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -217,12 +218,14 @@ class FirstRunDialog(QDialog):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Fixed)  # sized to its chips
         for row, m in enumerate(self.models):
             for col, text in enumerate((m.name, m.kind, m.quant, format_bytes(m.size_bytes))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{m.repo}/{m.file}\n{m.description}")
                 self.table.setItem(row, col, item)
             self.table.setCellWidget(row, 4, chip_cell())
+        size_chip_column(self.table, 4)
         self.table.cellDoubleClicked.connect(self._chosen)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
@@ -267,6 +270,7 @@ class FirstRunDialog(QDialog):
         for row, (model, fit) in enumerate(zip(self.models, self.fits, strict=True)):
             if (chip := self.chip(row)) is not None:
                 chip.set_chip(fit_chip(fit, model, self.system))
+        size_chip_column(self.table, 4)
 
     def chip(self, row: int) -> FitChip | None:
         return cell_chip(self.table.cellWidget(row, 4))

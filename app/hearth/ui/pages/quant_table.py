@@ -34,6 +34,20 @@ COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
 CELL_MARGINS = 12  # chip_cell's left and right margins, and a little air
 
 
+def size_chip_column(table: QTableWidget, col: int) -> None:
+    """Column ``col`` of ``chip_cell`` cells as wide as its widest chip (or its title),
+    so none is cut: ResizeToContents does not measure cell widgets (the column's
+    resize mode should be Fixed)."""
+    chips = [
+        chip for row in range(table.rowCount()) if (chip := cell_chip(table.cellWidget(row, col)))
+    ]
+    title = table.horizontalHeader().sectionSizeFromContents(col).width()
+    for chip in chips:
+        chip.ensurePolished()  # its style sheet's padding counts in its size
+    widest = max((chip.sizeHint().width() for chip in chips), default=0)
+    table.setColumnWidth(col, max(title, widest + CELL_MARGINS))
+
+
 class QuantTable(QTableWidget):
     """The rows of ``fill``'s models; ``buttons`` maps a model's name to its button."""
 
@@ -85,13 +99,7 @@ class QuantTable(QTableWidget):
         return cell_chip(self.cellWidget(row, COL_FIT))
 
     def _fit_chip_column(self) -> None:
-        """The fit column as wide as its widest chip (or its title), so none is cut."""
-        chips = [chip for row in range(self.rowCount()) if (chip := self.chip(row)) is not None]
-        title = self.horizontalHeader().sectionSizeFromContents(COL_FIT).width()
-        for chip in chips:
-            chip.ensurePolished()  # its style sheet's padding counts in its size
-        widest = max((chip.sizeHint().width() for chip in chips), default=0)
-        self.setColumnWidth(COL_FIT, max(title, widest + CELL_MARGINS))
+        size_chip_column(self, COL_FIT)
 
     def set_fit_unknown(self) -> None:
         for row in range(self.rowCount()):

@@ -37,7 +37,7 @@ QListWidget#pageRail::item:selected {{ background: {t.accent_fill}; color: {t.on
 
 QStatusBar {{ background: {t.window}; color: {t.text_muted};
     border-top: 1px solid {t.border}; }}
-QStatusBar QLabel {{ color: {t.text_muted}; }}
+QStatusBar QLabel {{ color: {t.text_muted}; padding: 0px {SPACE["xs"]}px; }}
 
 QPushButton {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r_s}px; padding: 5px {m}px; min-height: 18px; }}
