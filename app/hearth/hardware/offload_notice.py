@@ -6,7 +6,8 @@ model just runs on the CPU, many times slower, and the user never learns why. Th
 welcome page and the Load dialog both show this notice, so its wording lives here once.
 
 ``offload_notice(system, gpu_offload, *, packaged=False)`` returns the message, or
-``None`` when there is nothing to say:
+``None`` when there is nothing to say. The rebuild command is the message's last line,
+on its own:
 
 - ``system``: ``hearth.hardware.probe.SystemMemory`` as probed **with** GPUs
   (``probe_system()``, not ``without_gpus()``): which GPUs the machine has.
@@ -36,7 +37,7 @@ __all__ = ["BOOTSTRAP_COMMAND", "offload_notice", "rebuild_command"]
 
 BOOTSTRAP_COMMAND = "HEARTH_BACKEND={backend} bash scripts/bootstrap"
 _TOOLKIT = {
-    "cuda": " (it needs the CUDA toolkit: nvcc, e.g. 'sudo apt-get install nvidia-cuda-toolkit')",
+    "cuda": " (this needs the CUDA toolkit, nvcc: e.g. 'sudo apt-get install nvidia-cuda-toolkit')",
     "metal": "",
 }
 
@@ -61,14 +62,14 @@ def offload_notice(
     kind = "CUDA" if gpu.backend == "cuda" else gpu.backend.capitalize()
     head = (
         f"This machine has a GPU ({gpu.name}), but this build of llama.cpp is CPU-only, "
-        "so models run on the CPU only, much slower."
+        "so models run on the CPU, much slower."
     )
     if packaged:
         fix = f"To use the GPU, install Hearth's {kind} build for this machine."
-    else:
+    else:  # the command on a line of its own, so it reads (and copies) whole
         fix = (
-            f"To use the GPU, rebuild llama.cpp with {kind} from the Hearth folder: "
-            f"{rebuild_command(gpu)}{_TOOLKIT.get(gpu.backend, '')}, then restart Hearth."
+            f"To use the GPU, rebuild llama.cpp with {kind}{_TOOLKIT.get(gpu.backend, '')}: "
+            f"run this in the Hearth folder, then restart Hearth:\n{rebuild_command(gpu)}"
         )
     log.info("GPU %s found but llama.cpp can't offload (packaged=%s)", gpu.name, packaged)
     return f"{head} {fix}"
