@@ -141,11 +141,6 @@ class LoadDialog(QDialog):
         self._memory = None
         self._memory_plan = None
         self.info_label.setText("Reading the model's header…")
-        self.gpu_slider.blockSignals(True)
-        self.gpu_slider.setRange(0, 0)
-        self.gpu_slider.setEnabled(False)
-        self.gpu_slider.blockSignals(False)
-        self.autofit_button.setEnabled(False)
         self.form.reset()
         self.spec.reset()
         self._show_model(str(path))
@@ -256,8 +251,9 @@ class LoadDialog(QDialog):
         saved = self.store.settings.model_load_options.get(self._key(), {})
         self.gpu_slider.blockSignals(True)
         self.gpu_slider.setRange(0, n_layers)
-        self.gpu_slider.setEnabled(n_layers > 0)
-        self.autofit_button.setEnabled(n_layers > 0)
+        offload = n_layers > 0 and bool(self.system and self.system.gpus)  # else CPU only
+        self.gpu_slider.setEnabled(offload)
+        self.autofit_button.setEnabled(offload)
         ngl = saved.get("n_gpu_layers")
         if isinstance(ngl, int):
             self.gpu_slider.setValue(n_layers if ngl < 0 else min(ngl, n_layers))

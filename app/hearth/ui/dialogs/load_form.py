@@ -131,7 +131,13 @@ class LoadForm(QWidget):
         self.form.addRow("Chat format", self.format_combo)
 
     def reset(self) -> None:
-        """The defaults, before a model's own saved choices are restored."""
+        """The defaults, before a model's own saved choices are restored; no layers
+        until its header is read."""
+        self.gpu_slider.blockSignals(True)
+        self.gpu_slider.setRange(0, 0)
+        self.gpu_slider.setEnabled(False)
+        self.gpu_slider.blockSignals(False)
+        self.autofit_button.setEnabled(False)
         self.ctx_spin.setValue(DEFAULT_CONTEXT)
         self.parallel_spin.setValue(DEFAULT_SLOTS)
         self.kv_combo.setCurrentText("f16")
