@@ -71,9 +71,9 @@ QListView, QTreeView, QTableView, QListWidget, QTreeWidget, QTableWidget {{
 QHeaderView::section {{ color: {t.text_muted}; background: {t.window}; border: none;
     border-bottom: 1px solid {t.border}; padding: 4px {s}px; font-weight: 600; }}
 
-QSplitter::handle {{ background: {t.border}; }}
-QSplitter::handle:horizontal {{ width: 1px; }}
-QSplitter::handle:vertical {{ height: 1px; }}
+QSplitter::handle {{ background: {t.window}; }}
+QSplitter::handle:horizontal {{ width: 1px; border-left: 1px solid {t.border}; }}
+QSplitter::handle:vertical {{ height: 1px; border-top: 1px solid {t.border}; }}
 QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0px; }}
 QScrollBar::handle:vertical {{ background: {t.border}; border-radius: 5px; min-height: 24px; }}
 QScrollBar:horizontal {{ background: transparent; height: 10px; margin: 0px; }}
