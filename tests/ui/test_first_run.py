@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from hearth.core.units import GIB
@@ -71,6 +72,10 @@ def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun, tmp_p
         assert dialog.grab().save(str(shot))
         if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):  # tests never write the repo
             shutil.copyfile(shot, DOCS / shot.name)
+    assert dialog.copy_command_button.isVisible()  # the command, one click away
+    dialog.copy_command_button.click()
+    assert QGuiApplication.clipboard().text() == "HEARTH_BACKEND=cuda bash scripts/bootstrap"
+    QGuiApplication.clipboard().clear()
 
 
 @pytest.mark.parametrize(
@@ -82,7 +87,7 @@ def test_no_notice_when_there_is_nothing_to_fix(
     qtbot: QtBot, arun, system: SystemMemory, backend: BackendInfo
 ) -> None:
     dialog = _welcome(qtbot, arun, system, backend)
-    assert not dialog.offload_label.isVisible()
+    assert not dialog.offload_label.isVisible() and not dialog.copy_command_button.isVisible()
     assert dialog.offload_label.text() == ""
     levels = [_level(dialog, row) for row in range(dialog.table.rowCount())]
     assert ChipLevel.UNKNOWN not in levels  # every row judged

@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
     QLabel,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -34,7 +36,7 @@ from hearth.config.launch import is_packaged
 from hearth.core.units import MIB, format_bytes
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
-from hearth.hardware.offload_notice import offload_notice
+from hearth.hardware.offload_notice import offload_notice, rebuild_command
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
 from hearth.ui.pages.quant_table import size_chip_column
@@ -208,6 +210,11 @@ class FirstRunDialog(QDialog):
         self.offload_label.setWordWrap(True)
         self.offload_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.offload_label.hide()
+        self.copy_command_button = QPushButton("Copy the rebuild command", self)
+        self.copy_command_button.setAccessibleName("Copy the command that rebuilds llama.cpp")
+        self.copy_command_button.clicked.connect(self._copy_command)
+        self.copy_command_button.hide()
+        self.rebuild_command = ""
         self.table = QTableWidget(len(self.models), 5, self)
         self.table.setAccessibleName("Recommended models")
         self.table.setHorizontalHeaderLabels(["Model", "For", "Quant", "Size", "Fit"])
@@ -237,6 +244,7 @@ class FirstRunDialog(QDialog):
         layout.addWidget(intro)
         layout.addWidget(self.hardware_label)
         layout.addWidget(self.offload_label)
+        layout.addWidget(self.copy_command_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
@@ -254,14 +262,23 @@ class FirstRunDialog(QDialog):
 
     def _show_offload_notice(self) -> None:
         assert self.system is not None and self.backend is not None
+        packaged = is_packaged()
         notice = offload_notice(
             self.system,
             self.backend.gpu_offload,
-            packaged=is_packaged(),
+            packaged=packaged,
             probe_error=self.backend.error,
         )
         self.offload_label.setText(notice or "")
         self.offload_label.setVisible(notice is not None)
+        # A source install rebuilds with one command: a button puts it on the clipboard.
+        fixable = notice is not None and not packaged
+        self.rebuild_command = rebuild_command(self.system.gpus[0]) if fixable else ""
+        self.copy_command_button.setVisible(fixable)
+
+    def _copy_command(self) -> None:
+        QGuiApplication.clipboard().setText(self.rebuild_command)
+        self.copy_command_button.setText("Copied: paste it in a terminal")
 
     def _show_fits(self) -> None:
         assert self.system is not None
