@@ -124,9 +124,16 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
         load = ngram.apply(LoadConfig(model_path=library["target"]))
         assert load.speculation is SpecMode.NGRAM and load.draft_model_path is None
         assert load.problems() == []
-        _screenshots(again, Path(os.environ.get(SHOTS_ENV) or tmp_path))
     finally:
         again.close()
+    gpu = GpuInfo("NVIDIA GeForce RTX 4070", 12 * GIB, 11 * GIB, "cuda")  # for the picture
+    shown = _open(
+        arun, library["target"], store, system=SystemMemory(32 * GIB, 20 * GIB, 8, 16, (gpu,))
+    )
+    try:
+        _screenshots(shown, Path(os.environ.get(SHOTS_ENV) or tmp_path))
+    finally:
+        shown.close()
 
 
 def _screenshots(dialog: LoadDialog, folder: Path) -> None:
@@ -134,6 +141,8 @@ def _screenshots(dialog: LoadDialog, folder: Path) -> None:
     spec = dialog.spec
     spec.mode_combo.setCurrentIndex(spec.mode_combo.findData("draft"))
     spec.draft_combo.setCurrentIndex(0)
+    assert dialog.auto_fit() == dialog.gpu_slider.maximum()  # the draft fits beside it too
+    assert "all layers on the GPU" in dialog.estimate_label.text()
     folder.mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         apply_theme(theme)
