@@ -14,10 +14,9 @@ Layers are offloaded to the GPU from the last one backwards, as llama.cpp does; 
 output layer goes last, and only with it is the offload "full". The token embeddings
 always stay in RAM.
 
-A draft model for speculative decoding (``draft=``) is a second model loaded beside
-the target with the same load settings (``engine/speculative.load_draft_model``): the
-same context per slot, slots and KV-cache types, and the same ``n_gpu_layers``. Its
-weights, KV cache and buffers are counted on top, placed by that same number.
+A draft model (speculative decoding, ``draft=``) is loaded beside the target with the
+same settings (``engine/speculative.load_draft_model``: context, slots, KV types and
+``n_gpu_layers``); its weights, KV cache and buffers are counted on top, placed alike.
 """
 
 from __future__ import annotations
@@ -231,12 +230,9 @@ def split_memory(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int
 
 
 def draft_split(draft: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
-    """(GPU bytes, RAM bytes) of a draft model loaded with the target's placement:
-    ``gpu_layers`` of the target's layers on the GPU (all of them with ``full``).
-
-    The engine gives the draft the target's ``n_gpu_layers``: -1 with a full offload,
-    so all of the draft too; else the same count, which covers the draft's last
-    ``gpu_layers`` blocks, and its output layer only when the count exceeds its blocks."""
+    """(GPU bytes, RAM bytes) of a draft model given the target's ``n_gpu_layers``: -1
+    with a ``full`` offload, so all of the draft too; else ``gpu_layers``, which covers
+    the draft's last blocks, and its output layer only when it exceeds their count."""
     if full:
         return split_memory(draft, draft.n_layers, True)
     layers = min(gpu_layers, draft.n_layers)
@@ -295,11 +291,9 @@ def estimate_fit(
             draft_memory=draft_mem,
         )
 
-    with_draft = (
+    with_draft = "" if draft_mem is None else (
         f" This includes the draft model ({format_bytes(draft_mem.total_bytes)})."
-        if draft_mem is not None
-        else ""
-    )
+    )  # fmt: skip
 
     if system.gpus and n > 0:
         gpu, cpu = split(n, True)
