@@ -21,10 +21,6 @@ from hearth.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 
-# The stream's stats get the draft counts from the worker's timings in
-# supervisor/client_types.py (owned elsewhere; the patch is in the issue 16 report).
-STATS_CARRY_DRAFTS = "draft_tokens" in ChatStreamStats.__dataclass_fields__
-
 
 def test_footer_wording() -> None:
     assert draft_acceptance(40, 30) == "drafts 75% accepted"
@@ -33,8 +29,6 @@ def test_footer_wording() -> None:
     assert "drafts" not in stats_text(ChatStreamStats(tokens_per_s=12.0, ttft_ms=30.0), 512)
 
 
-@pytest.mark.xfail(not STATS_CARRY_DRAFTS, strict=True,
-                   reason="ChatStreamStats does not carry timings.draft_tokens yet")  # fmt: skip
 def test_a_speculative_reply_shows_its_acceptance_rate(
     qtbot: QtBot, arun: Any, spec_models: dict[str, Path], tmp_path: Path
 ) -> None:

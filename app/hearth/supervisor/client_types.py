@@ -77,6 +77,8 @@ class ChatStreamStats:
     cached_tokens: int | None = None
     ttft_ms: float | None = None
     tokens_per_s: float | None = None
+    draft_tokens: int | None = None  # speculative decoding: tokens drafted for this reply
+    accepted_tokens: int | None = None  # and how many of them the model accepted
 
     @property
     def context_used(self) -> int | None:
@@ -153,6 +155,8 @@ def parse_chunk(payload: str, stats: dict[str, Any]) -> str:
     if isinstance(timings, dict):
         stats["ttft_ms"] = opt_float(timings.get("ttft_ms"))
         stats["tokens_per_s"] = opt_float(timings.get("decode_tokens_per_s"))
+        stats["draft_tokens"] = opt_int(timings.get("draft_tokens"))
+        stats["accepted_tokens"] = opt_int(timings.get("accepted_tokens"))
     choices = chunk.get("choices")
     if not isinstance(choices, list) or not choices:
         return ""
