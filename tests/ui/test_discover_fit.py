@@ -13,7 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from fake_hub import FakeHub
 from hearth.hardware import SystemMemory
-from hearth.hardware.fit import RAM_RESERVE_BYTES, FitVerdict
+from hearth.hardware.fit import FitVerdict
+from hearth.hardware.probe import RAM_RESERVE_BYTES
 from hearth.ui.pages.discover import DiscoverPage
 from hearth.ui.pages.fit_confirm import DOWNLOAD_ANYWAY, OBJECT_NAME
 from hearth.ui.pages.services import AppServices

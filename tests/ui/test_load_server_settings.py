@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 
 from hearth.config.settings import load_settings
 from hearth.hardware import GpuInfo, SystemMemory, estimate_memory
-from hearth.hardware.fit import CUDA_RESERVE_BYTES
+from hearth.hardware.probe import CUDA_RESERVE_BYTES
 from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.chat_panels import COMPACT_WIDTH

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from fake_hub import FakeFile, FakeHub
 from hearth.hardware import SystemMemory
-from hearth.hardware.fit import RAM_RESERVE_BYTES
+from hearth.hardware.probe import RAM_RESERVE_BYTES
 from hearth.hub.picks import TRENDING
 from hearth.ui.fit_chip import ChipLevel, chip_colors
 from hearth.ui.machine_speed import MachineSpeed

@@ -28,13 +28,11 @@ from enum import Enum
 from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.model_info import FlashAttention, LoadConfig
 from hearth.core.quantization import kv_row_bytes
-from hearth.core.units import MIB, format_bytes
+from hearth.core.units import format_bytes
 from hearth.hardware.probe import SystemMemory
 from hearth.library.gguf_metadata import GgufMetadata
 
 KV_CELL_PAD = 256  # llama.cpp pads the per-sequence context to a multiple of this
-CUDA_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace: not in llama.cpp's log
-RAM_RESERVE_BYTES = 256 * MIB  # the worker process itself: Python, libraries, server
 
 
 class FitVerdict(str, Enum):
@@ -253,11 +251,7 @@ def estimate_fit(
     whose memory counts too, placed as the target is (see ``draft_split``)."""
     mem = estimate_memory(meta, plan, weight_scale=weight_scale)
     draft_mem = estimate_memory(draft, plan) if draft is not None else None
-    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
-    vram = sum(
-        max(0, gpu.free_bytes - (0 if gpu.unified_memory else CUDA_RESERVE_BYTES))
-        for gpu in system.gpus
-    )
+    ram, vram = system.usable_ram, system.usable_vram
     unified = system.unified_memory
     n = mem.n_layers
 

@@ -17,14 +17,20 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from hearth.core.units import MIB
+
 log = logging.getLogger(__name__)
 
-MIB = 1024 * 1024
 NVIDIA_SMI_QUERY = (
     "--query-gpu=name,memory.total,memory.free",
     "--format=csv,noheader,nounits",
 )
 NVIDIA_SMI_TIMEOUT_S = 5.0
+
+
+# What a model may not count on, whatever is free: one definition for every fit estimate.
+CUDA_RESERVE_BYTES = 512 * MIB  # CUDA context, cuBLAS workspace: not in llama.cpp's log
+RAM_RESERVE_BYTES = 256 * MIB  # the worker process itself: Python, libraries, server
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,11 @@ class GpuInfo:
     free_bytes: int
     backend: str  # "cuda" or "metal"
     unified_memory: bool = False  # True: this "VRAM" is system RAM (Apple Silicon)
+
+    @property
+    def usable_bytes(self) -> int:
+        """Free memory a model may fill: a discrete GPU keeps room for the CUDA context."""
+        return max(0, self.free_bytes - (0 if self.unified_memory else CUDA_RESERVE_BYTES))
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,16 @@ class SystemMemory:
     @property
     def free_vram(self) -> int:
         return sum(gpu.free_bytes for gpu in self.gpus)
+
+    @property
+    def usable_vram(self) -> int:
+        """GPU memory a model may fill, over every GPU (see ``GpuInfo.usable_bytes``)."""
+        return sum(gpu.usable_bytes for gpu in self.gpus)
+
+    @property
+    def usable_ram(self) -> int:
+        """Available RAM less what the worker process itself needs."""
+        return max(0, self.available_ram - RAM_RESERVE_BYTES)
 
     def without_gpus(self) -> SystemMemory:
         """The same machine as a CPU-only llama.cpp build sees it."""

@@ -31,8 +31,6 @@ from dataclasses import dataclass
 
 from hearth.core.units import MIB
 from hearth.hardware.fit import (
-    CUDA_RESERVE_BYTES,
-    RAM_RESERVE_BYTES,
     FitEstimate,
     FitVerdict,
     MemoryBreakdown,
@@ -276,10 +274,7 @@ def rough_fit(size_bytes: int, kv_bytes: int, system: SystemMemory) -> RoughFit:
     """Judge a model from its file size and KV cache alone (the same reserves as
     :func:`hearth.hardware.fit.estimate_fit`, without the per-tensor detail)."""
     need = size_bytes + kv_bytes + COMPUTE_OVERHEAD_BYTES
-    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
-    vram = sum(
-        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
-    )
+    ram, vram = system.usable_ram, system.usable_vram
     if vram and need <= vram:
         return RoughFit(FitVerdict.FULL_GPU, 1.0, need, vram)
     if system.unified_memory:  # one pool: beyond the GPU's share nothing is gained

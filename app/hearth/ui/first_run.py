@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
 from hearth.config.launch import is_packaged
 from hearth.core.units import MIB, format_bytes
 from hearth.hardware import SystemMemory, probe_system
-from hearth.hardware.fit import CUDA_RESERVE_BYTES, RAM_RESERVE_BYTES
 from hearth.hardware.offload_notice import offload_notice, rebuild_command
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
@@ -92,13 +91,10 @@ def load_recommended(path: Path = RECOMMENDED_FILE) -> list[Recommended]:
 def judge_fit(model: Recommended, system: SystemMemory, gpu_offload: bool = True) -> Fit:
     """Rough fit from the file size (no header is at hand before downloading)."""
     need = model.need_bytes
-    ram = max(0, system.available_ram - RAM_RESERVE_BYTES)
+    ram = system.usable_ram
     vram = 0
     if gpu_offload:
-        vram = sum(
-            max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES))
-            for g in system.gpus
-        )
+        vram = system.usable_vram
     if vram and need <= vram:
         return Fit.GPU
     if vram and need <= vram + ram:

@@ -13,7 +13,6 @@ import gguf
 import pytest
 
 from hearth.hardware.fit import (
-    CUDA_RESERVE_BYTES,
     ContextPlan,
     FitVerdict,
     QuantCandidate,
@@ -22,7 +21,7 @@ from hearth.hardware.fit import (
     rank_quantizations,
     suggest_quantization,
 )
-from hearth.hardware.probe import GpuInfo, SystemMemory, apple_gpu
+from hearth.hardware.probe import CUDA_RESERVE_BYTES, GpuInfo, SystemMemory, apple_gpu
 from hearth.library.gguf_metadata import GgufMetadata, TensorInfo, tensor_nbytes
 
 GIB = 1024**3

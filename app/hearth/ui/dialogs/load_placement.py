@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown, SystemMemory
 from hearth.hardware.fit import (
-    CUDA_RESERVE_BYTES,
-    RAM_RESERVE_BYTES,
     draft_split,
     split_memory,
 )
@@ -74,15 +72,13 @@ def place_layers(
     if draft is not None:
         draft_gpu, draft_ram = draft_split(draft, layers, full)
         gpu, ram = gpu + draft_gpu, ram + draft_ram
-    vram = sum(
-        max(0, g.free_bytes - (0 if g.unified_memory else CUDA_RESERVE_BYTES)) for g in system.gpus
-    )
+    vram = system.usable_vram
     return Placement(
         gpu_layers=layers,
         n_layers=n,
         gpu_bytes=gpu,
         ram_bytes=ram,
         free_vram=vram,
-        available_ram=max(0, system.available_ram - RAM_RESERVE_BYTES),
+        available_ram=system.usable_ram,
         unified=system.unified_memory,
     )
