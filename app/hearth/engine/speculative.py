@@ -21,6 +21,10 @@ The rule (docs/benchmarks.md has the measurements behind it):
 - While a slot does not draft, its counts decay towards that prior, and after
   ``PROBE_FIRST`` steps it probes with a short draft; each failed probe doubles the wait
   (up to ``PROBE_MAX`` steps), so a useless drafter costs well under 1% of the steps.
+  With a draft model the wait carries over to the next request: whether a draft model
+  agrees with its target is a property of the pair, and a probe costs a step about
+  three times as long plus the draft model catching up, which every short request would
+  otherwise pay again (n-gram drafts depend on the request, so they start afresh).
 - With several streams decoding, a draft must pay for the whole step: every other
   stream waits for the longer decode, so the gain counts their tokens too, and with
   busy cores drafting stops by itself. Above ``MAX_BUSY`` streams nobody drafts.
@@ -189,6 +193,7 @@ class Speculator:
         self.accepted_total = 0
         self._recent_accepted = 0.0  # decayed, over every slot
         self._recent_rejected = 0.0
+        self._probe_every = PROBE_FIRST  # a draft model's probe backoff, across requests
 
     @classmethod
     def for_load(cls, model: LlamaModel, config: LoadConfig) -> Speculator:
@@ -207,7 +212,8 @@ class Speculator:
     def start(self, seq_id: int, enabled: bool) -> None:
         """A request starts in ``seq_id``: fresh counts and history."""
         on = enabled and self.mode is not SpecMode.OFF
-        self._slots[seq_id] = _SlotSpec(enabled=on, prior=self._recent_p())
+        probe = self._probe_every if self.mode is SpecMode.DRAFT else PROBE_FIRST
+        self._slots[seq_id] = _SlotSpec(enabled=on, prior=self._recent_p(), probe_every=probe)
 
     def _recent_p(self) -> float:
         """Acceptance over the model's recent drafts: a new request's starting guess."""
@@ -308,6 +314,9 @@ class Speculator:
         if state.probing:  # a failed probe waits twice as long for the next
             failed = accepted * 2 < drafted
             state.probe_every = min(state.probe_every * 2, PROBE_MAX) if failed else PROBE_FIRST
+            self._probe_every = state.probe_every
+        elif drafted and accepted * 2 >= drafted:  # drafts pay again: probe early next time
+            self._probe_every = PROBE_FIRST
         state.drafted_total += drafted
         state.accepted_total += accepted
         self.drafted_total += drafted

@@ -139,6 +139,45 @@ def test_a_slot_that_stopped_drafting_probes_again_with_backoff() -> None:
     assert all(len(plans[i][0]) == 1 for i in drafted_at)  # a probe is one token
 
 
+def _first_probe(mode_name: str, requests: int) -> int:
+    """Steps before the last of ``requests`` sequential requests first drafts, when every
+    probe fails (drafts from the n-gram index: the rule is the same for a draft model)."""
+    from hearth.core.model_info import SpecMode
+    from hearth.core.sampling import SamplingParams
+    from hearth.engine.slots import Job, Slot
+    from hearth.engine.speculative import PROBE_MAX, Speculator
+
+    spec = Speculator(1, SpecMode(mode_name), draft_max=8)
+    for _ in range(20):  # steps are costly here: a draft never pays by estimate alone
+        spec.record_step(1, 0.010)
+        spec.record_step(2, 0.028)
+        spec.record_step(9, 0.090)
+    first = -1
+    for _ in range(requests):
+        slot = Slot(seq_id=0, cached=[1, 2, 3, 1, 2, 3, 1, 2], pending_token=3)
+        slot.job = Job(tokens=[1], params=SamplingParams(max_tokens=None), sink=lambda _e: None)
+        spec.start(0, enabled=True)
+        spec.record(0, 8, 0)  # its drafts fail: it stops drafting
+        first = -1
+        for step in range(PROBE_MAX * 2):
+            plan = spec.plan([slot], room=64, n_ctx_slot=4096)
+            if plan:
+                spec.record(0, len(plan[0]), 0)  # the probe fails too
+                first = step
+                break
+    return first
+
+
+def test_a_draft_models_probe_backoff_carries_over_to_the_next_request() -> None:
+    from hearth.engine.speculative import PROBE_FIRST
+
+    # A useless draft model: each request would pay a probe; the backoff grows instead.
+    assert _first_probe("draft", 1) >= PROBE_FIRST - 1
+    assert _first_probe("draft", 3) >= 4 * PROBE_FIRST - 1
+    # N-gram drafts depend on the request: each one starts with the short wait.
+    assert _first_probe("ngram", 3) < 2 * PROBE_FIRST
+
+
 def test_with_many_streams_a_draft_must_pay_for_all_of_them() -> None:
     alone = best_draft_length(0.7, linear(0.1), 0.0, 1, 16)
     crowded = best_draft_length(0.7, linear(0.1), 0.0, 1, 16, others=7)
