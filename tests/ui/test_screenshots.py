@@ -154,6 +154,10 @@ def test_screenshots_in_both_themes(
         store.create_conversation("Draft a polite reminder email")
         return conv.id
 
+    async def shot(name: str) -> None:
+        await asyncio.sleep(0.05)  # a page just shown lays itself out on the next turn
+        _save(window, tmp_path, name)
+
     async def themed(theme: str) -> None:
         apply_theme(theme)
         await asyncio.sleep(0.05)  # palette events (no processEvents inside the loop)
@@ -178,6 +182,7 @@ def test_screenshots_in_both_themes(
             await themed(theme)
             for name, dialog in (("welcome", welcome), ("load", load)):
                 _fit_dialog(dialog, size)
+                await asyncio.sleep(0.05)
                 _save(dialog, tmp_path, f"{name}{suffix}-{theme}")
         welcome.close()
         load.reject()
@@ -194,22 +199,22 @@ def test_screenshots_in_both_themes(
             assert tokens.code_bg in html and tokens.table_header_bg in html  # redrawn
             window.show_page("Chat")
             assert view.input.isVisible() and view.stats_label.isVisible()
-            _save(window, tmp_path, f"chat{suffix}-{theme}")
+            await shot(f"chat{suffix}-{theme}")
             window.show_page("Discover")
             assert window.discover_page.picks.isVisible()
-            _save(window, tmp_path, f"discover{suffix}-{theme}")
+            await shot(f"discover{suffix}-{theme}")
             await window.discover_page.open_model(REPO)
             await arun.wait_until(lambda: all(model_page.fit_texts()), 20, "the fit chips")
-            _save(window, tmp_path, f"discover-model{suffix}-{theme}")
+            await shot(f"discover-model{suffix}-{theme}")
             model_page.back_button.click()
             window.show_page("Downloads")
-            _save(window, tmp_path, f"downloads{suffix}-{theme}")
+            await shot(f"downloads{suffix}-{theme}")
             window.show_page("Library")
             assert window.library_page.table.rowCount() == 2  # imported, downloaded
-            _save(window, tmp_path, f"library{suffix}-{theme}")
+            await shot(f"library{suffix}-{theme}")
             for page in ("Server", "Settings"):
                 window.show_page(page)
-                _save(window, tmp_path, f"{page.lower()}{suffix}-{theme}")
+                await shot(f"{page.lower()}{suffix}-{theme}")
         window.show_page("Chat")
 
     async def scenario() -> None:
@@ -218,11 +223,11 @@ def test_screenshots_in_both_themes(
         for theme in THEMES:
             await themed(theme)
             assert window.chat_view.showing_empty_state
-            _save(window, tmp_path, f"first-launch-{theme}")
+            await shot(f"first-launch-{theme}")
         await narrow()
         for theme in THEMES:
             await themed(theme)
-            _save(window, tmp_path, f"first-launch-narrow-{theme}")
+            await shot(f"first-launch-narrow-{theme}")
         window.resize(*SIZE)
         await arun.wait_until(window.sidebar.isVisible, 5, "the chat list back")
         window.show_page("Discover")  # offline: the picks file, judged for this machine

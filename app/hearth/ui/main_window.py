@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from hearth.chats import AsyncChatStore
 from hearth.config.paths import default_paths
 from hearth.supervisor import LoadOptions, Supervisor
-from hearth.ui.chat_panels import ChatPanels
+from hearth.ui.chat_panels import COMPACT_WIDTH, ChatPanels
 from hearth.ui.chat_session import ChatController
 from hearth.ui.chat_settings_panel import ChatSettingsPanel
 from hearth.ui.chat_sidebar import ChatSidebar
@@ -50,6 +50,7 @@ from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import Tokens
 from hearth.ui.tasks import TaskSet
+from hearth.ui.top_bar import TopBar
 from hearth.ui.window_extras import WindowExtras
 from hearth.ui.window_status import WindowStatus
 
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget(self)
         self.nav = PageRail(self.pages, self.tokens, self)
         self.model_bar = ModelBar(self.tokens, self)  # the model picker, on every page
+        self.top_bar = TopBar(self.model_bar, self)  # actions, panel toggles, picker
         shell = QWidget(self)
         row = QHBoxLayout(shell)
         row.setContentsMargins(0, 0, 0, 0)
@@ -158,7 +160,7 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout()
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
-        column.addWidget(self.model_bar)
+        column.addWidget(self.top_bar)
         column.addWidget(self.pages, 1)
         row.addLayout(column, 1)
         self.setCentralWidget(shell)
@@ -216,6 +218,7 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self.panels.window_resized(self.width())
+        self.top_bar.set_compact(self.width() < COMPACT_WIDTH)
 
     def refresh_icons(self) -> None:
         """Icons are tinted for the theme: (re)make them for the current one."""
@@ -235,10 +238,7 @@ class MainWindow(QMainWindow):
             action.setIcon(icon(kind, t))
 
     def _page_changed(self, index: int) -> None:
-        """The Chat page's panel toggles show in the toolbar only on the Chat page."""
-        on_chat = index == 0  # Chat is the first page
-        self.chats_action.setVisible(on_chat)
-        self.settings_action.setVisible(on_chat)
+        self.top_bar.show_chat_tools(index == 0)  # Chat is the first page
 
     def _empty_load(self) -> None:
         """The empty state's "Load a model you have": the Load dialog for the last
@@ -285,15 +285,9 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.search_action)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        toolbar.setIconSize(QSize(18, 18))
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.addAction(self.open_action)
-        toolbar.addAction(self.new_chat_action)
-        toolbar.addAction(self.chats_action)
-        toolbar.addAction(self.settings_action)
+        self.top_bar.add_actions(
+            [self.open_action, self.new_chat_action], [self.chats_action, self.settings_action]
+        )
         self.addAction(self.search_action)  # Ctrl+K works wherever the focus is
 
     # ------------------------------------------------------------------ model

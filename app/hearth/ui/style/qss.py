@@ -20,8 +20,9 @@ QMainWindow, QDialog {{ background: {t.window}; }}
 QToolTip {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
     padding: {SPACE["xs"]}px; }}
 
-QToolBar#mainToolbar {{ background: {t.window}; border: none;
-    border-bottom: 1px solid {t.border}; spacing: {s}px; padding: {SPACE["xs"]}px {s}px; }}
+QFrame#topBar {{ background: {t.window}; border-bottom: 1px solid {t.border}; }}
+QToolBar#mainToolbar {{ background: transparent; border: none;
+    spacing: {s}px; padding: {SPACE["xs"]}px {s}px; }}
 QToolBar#mainToolbar QToolButton {{ color: {t.text}; padding: {SPACE["xs"]}px {s}px;
     border-radius: {r_s}px; }}
 QToolBar#mainToolbar QToolButton:hover {{ background: {t.surface_alt}; }}
