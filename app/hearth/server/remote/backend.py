@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -38,7 +39,16 @@ from hearth.core.model_info import ModelInfo
 from hearth.server.pipeline import Generation, PipelineEvent, PipelineRequest, Result
 from hearth.server.remote import ollama_wire, openai_wire
 from hearth.server.remote.errors import RemoteEngineBusyError, RemoteEngineError
-from hearth.server.remote.probe import auth_headers, describe_error
+from hearth.server.remote.probe import auth_headers
+from hearth.server.remote.stream_http import (
+    ConnectFailedError,
+    ConnectTimeoutError,
+    Streamed,
+    StreamHttpError,
+    StreamingClient,
+    httpx_post,
+    uses_proxy,
+)
 from hearth.server.remote.wire import StreamEnd, StreamError, WireEvent
 
 log = logging.getLogger(__name__)
@@ -47,12 +57,13 @@ CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 300.0  # between chunks: a big model's prefill can take minutes
 _ERROR_BODY_LIMIT = 64 * 1024
 _DISCONNECT_POLL_S = 0.25
+_JSON = "application/json"
 
 
 class Decoder(Protocol):
     ended: bool
 
-    def feed(self, line: str) -> list[WireEvent]: ...
+    def feed(self, line: bytes) -> list[WireEvent]: ...
 
     def end_of_stream(self) -> list[WireEvent]: ...
 
@@ -66,7 +77,11 @@ class EngineObserver(Protocol):
 
 
 class RemoteBackend:
-    """One engine: a pooled HTTP client carrying its key, and the dialect it speaks."""
+    """One engine: pooled HTTP clients carrying its key, and the dialect it speaks.
+
+    Generations stream through :class:`StreamingClient` (the hot path; httpx when a
+    proxy applies); model lists and probes go through ``client`` (httpx).
+    """
 
     def __init__(
         self,
@@ -85,6 +100,12 @@ class RemoteBackend:
             timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
             limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
         )
+        self._streams: StreamingClient | None = None
+        if not uses_proxy(spec.url):
+            self._streams = StreamingClient(
+                spec.url, auth_headers(api_key), connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+            )  # fmt: skip
 
     @property
     def name(self) -> str:
@@ -111,10 +132,13 @@ class RemoteBackend:
             else openai_wire.SseDecoder()
         )
         started = time.perf_counter()
-        outgoing = self.client.build_request("POST", path, json=body)
+        data = json.dumps(body, ensure_ascii=False).encode()
         try:
-            response = await self._send(outgoing)
-        except httpx.HTTPError as exc:
+            if self._streams is not None:
+                response: Streamed = await self._streams.post(path, data, _JSON)
+            else:
+                response = await httpx_post(self.client, path, data, _JSON)
+        except StreamHttpError as exc:
             raise self.failed(request.request_id, info.id, self._transport_error(exc)) from None
         if response.status_code >= 400:
             error = await self._status_error(response, model)
@@ -123,16 +147,6 @@ class RemoteBackend:
         return RemoteGeneration(
             self, response, decoder, info=info, request_id=request.request_id, started=started
         )
-
-    async def _send(self, outgoing: httpx.Request) -> httpx.Response:
-        """Send, once more if a pooled connection turned out closed: servers close idle
-        keep-alive connections, and one closed just as the request went out fails with
-        no response (the engine never saw the request)."""
-        try:
-            return await self.client.send(outgoing, stream=True)
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            log.debug("engine %s: stale connection (%s); sending again", self.name, exc)
-            return await self.client.send(outgoing, stream=True)
 
     def failed(self, request_id: str, model: str, error: HearthError) -> HearthError:
         """``error``, after telling the observer, so the request log names the engine
@@ -151,29 +165,22 @@ class RemoteBackend:
             log.exception("generation observer failed")
 
     async def aclose(self) -> None:
+        if self._streams is not None:
+            await self._streams.aclose()
         await self.client.aclose()
 
-    def _transport_error(self, exc: httpx.HTTPError) -> RemoteEngineError:
-        if isinstance(exc, httpx.ConnectTimeout):
+    def _transport_error(self, exc: StreamHttpError) -> RemoteEngineError:
+        if isinstance(exc, ConnectTimeoutError):
             what = f"no connection to {self.spec.url} within the connect timeout"
-        elif isinstance(exc, httpx.ConnectError):
+        elif isinstance(exc, ConnectFailedError):
             what = f"cannot connect to {self.spec.url}; is it running? ({exc})"
         else:
-            what = f"the request to {self.spec.url} failed ({describe_error(exc)})"
+            what = f"the request to {self.spec.url} failed ({exc})"
         return RemoteEngineError(self.name, what)
 
-    async def _status_error(self, response: httpx.Response, model: str) -> HearthError:
-        body = bytearray()
-        try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
-        except httpx.HTTPError:
-            pass
-        finally:
-            await response.aclose()
-        status, message = response.status_code, openai_wire.error_message(bytes(body))
+    async def _status_error(self, response: Streamed, model: str) -> HearthError:
+        body = await response.read_limited(_ERROR_BODY_LIMIT)
+        status, message = response.status_code, openai_wire.error_message(body)
         if status in (401, 403):
             return RemoteEngineError(
                 self.name,
@@ -182,7 +189,7 @@ class RemoteBackend:
                 "--replace'.",
             )
         if status in (429, 503):
-            retry = _retry_after(response.headers.get("Retry-After"))
+            retry = _retry_after(response.headers.get("retry-after"))
             return RemoteEngineBusyError(self.name, message or f"HTTP {status}", retry)
         if status == 404:
             return ModelNotFoundError(
@@ -205,7 +212,7 @@ class RemoteGeneration(Generation):
     def __init__(
         self,
         backend: RemoteBackend,
-        response: httpx.Response,
+        response: Streamed,
         decoder: Decoder,
         *,
         info: ModelInfo,
@@ -233,7 +240,10 @@ class RemoteGeneration(Generation):
                 if isinstance(event, Finished | Failed):
                     return
         finally:
-            await self._response.aclose()
+            if self._decoder.ended:  # the engine is done: keep the connection for reuse
+                await self._response.release()
+            else:
+                await self._response.aclose()
 
     async def collect(self, is_disconnected: Callable[[], Awaitable[bool]]) -> Result:
         parts: list[str] = []
@@ -279,30 +289,31 @@ class RemoteGeneration(Generation):
         self._closing = asyncio.get_running_loop().create_task(self._response.aclose())
 
     async def _wire_events(self) -> AsyncIterator[PipelineEvent]:
-        """The engine's events, a network read at a time (see :func:`coalesce`)."""
+        """The engine's events, a network read at a time (see :func:`coalesce`), its
+        lines split and parsed as bytes (JSON reads UTF-8 itself)."""
         lines = LineSplitter()
+        decoder = self._decoder
         try:
-            async for text in self._response.aiter_text():
+            async for data in self._response.chunks():
                 batch: list[WireEvent] = []
-                for line in lines.feed(text):
-                    batch += self._decoder.feed(line)
-                    if self._decoder.ended:
+                for line in lines.feed(data):
+                    batch += decoder.feed(line)
+                    if decoder.ended:
                         break
-                for event in coalesce(batch):
+                for event in coalesce(batch) if len(batch) > 1 else batch:
                     converted = self._convert(event)
                     if converted is not None:
                         yield converted
-                if self._decoder.ended:
+                if decoder.ended:
                     return
-            tail = [e for line in lines.close() for e in self._decoder.feed(line)]
-            for event in coalesce(tail + self._decoder.end_of_stream()):
+            tail = [e for line in lines.close() for e in decoder.feed(line)]
+            for event in coalesce(tail + decoder.end_of_stream()):
                 converted = self._convert(event)
                 if converted is not None:
                     yield converted
-        except httpx.HTTPError as exc:
-            name = self._backend.name
-            log.warning("stream from engine %s broke: %s", name, describe_error(exc))
-            yield self._failure(f"the stream broke off halfway ({describe_error(exc)}).")
+        except StreamHttpError as exc:
+            log.warning("stream from engine %s broke: %s", self._backend.name, exc)
+            yield self._failure(f"the stream broke off halfway ({exc}).")
             return
         if not self._decoder.ended:
             yield self._failure("the stream ended before the reply finished.")
@@ -341,17 +352,21 @@ class RemoteGeneration(Generation):
 
 
 class LineSplitter:
-    """Lines out of a text stream, keeping each read's lines together (``\\r\\n`` too)."""
+    """Lines out of a byte stream, keeping each read's lines together (``\\r\\n`` too).
+
+    Bytes, not text: a newline byte never sits inside a UTF-8 sequence, so a character
+    split across reads is whole again in its line, and no decoding pass is needed.
+    """
 
     def __init__(self) -> None:
-        self._rest = ""
+        self._rest = b""
 
-    def feed(self, text: str) -> list[str]:
-        *lines, self._rest = (self._rest + text).split("\n")
-        return [line.removesuffix("\r") for line in lines]
+    def feed(self, data: bytes) -> list[bytes]:
+        *lines, self._rest = (self._rest + data if self._rest else data).split(b"\n")
+        return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
-    def close(self) -> list[str]:
-        rest, self._rest = self._rest.removesuffix("\r"), ""
+    def close(self) -> list[bytes]:
+        rest, self._rest = self._rest.removesuffix(b"\r"), b""
         return [rest] if rest else []
 
 

@@ -129,7 +129,8 @@ class NdjsonDecoder:
         self._calls: list[ToolCall] = []
         self.ended = False
 
-    def feed(self, line: str) -> list[WireEvent]:
+    def feed(self, line: bytes) -> list[WireEvent]:
+        """One line of the stream (bytes, without its newline)."""
         chunk = parse_json_line(line)
         if chunk is None or self.ended:
             return []

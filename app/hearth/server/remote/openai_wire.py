@@ -146,11 +146,12 @@ class SseDecoder:
         self._rate: float | None = None
         self.ended = False
 
-    def feed(self, line: str) -> list[WireEvent]:
-        if not line.startswith("data:"):
+    def feed(self, line: bytes) -> list[WireEvent]:
+        """One line of the stream (bytes, without its newline)."""
+        if not line.startswith(b"data:"):
             return []  # blank separators, comments, "event:" lines
-        data = line[len("data:") :].strip()
-        if data == "[DONE]":
+        data = line[5:].strip()
+        if data == b"[DONE]":
             return self._end()
         chunk = parse_json_line(data)
         if chunk is None:

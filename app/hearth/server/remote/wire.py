@@ -48,8 +48,9 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-def parse_json_line(line: str) -> dict[str, Any] | None:
-    """One JSON object, or None for a line that is not one (blank, comment, junk)."""
+def parse_json_line(line: bytes | str) -> dict[str, Any] | None:
+    """One JSON object, or None for a line that is not one (blank, comment, junk).
+    Bytes are read as UTF-8 by the JSON parser itself (no decoding pass first)."""
     try:
         value = json.loads(line)
     except ValueError:

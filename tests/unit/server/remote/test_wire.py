@@ -49,7 +49,7 @@ def feed_all(decoder: openai_wire.SseDecoder | ollama_wire.NdjsonDecoder,
              lines: list[str]) -> list[WireEvent]:  # fmt: skip
     events: list[WireEvent] = []
     for line in lines:
-        events += decoder.feed(line)
+        events += decoder.feed(line.encode())
     return events + decoder.end_of_stream()
 
 
