@@ -20,7 +20,7 @@ pytestmark = pytest.mark.ui
 
 
 def test_one_row_toggles_on_chat_only_and_icons_when_narrow(
-    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
         first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
