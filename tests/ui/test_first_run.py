@@ -96,3 +96,22 @@ def test_no_notice_when_there_is_nothing_to_fix(
         assert levels[dialog.fits.index(Fit.GPU)] is ChipLevel.GOOD
     if system is NO_GPU:
         assert levels[dialog.fits.index(Fit.CPU)] is ChipLevel.GOOD
+
+
+def test_quick_start_says_a_gpu_goes_unused(
+    qtbot: QtBot, arun, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The empty Chat page's "Get a recommended model" says so too: its messages stay
+    on screen while the model downloads, when the Welcome window may be long closed."""
+    from hearth.ui import quick_start
+    from hearth.ui.main_window import MainWindow
+
+    machines = iter([WITH_GPU, NO_GPU])
+    monkeypatch.setattr(quick_start, "probe_system", lambda: next(machines))
+    window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
+    qtbot.addWidget(window)
+    start = window.quick_start
+    assert arun(start.cpu_note(CPU_BUILD)) == quick_start.CPU_NOTE  # GPU, CPU-only build
+    assert arun(start.cpu_note(CPU_BUILD)) == ""  # no GPU: nothing to fix
+    assert arun(start.cpu_note(CUDA_BUILD)) == ""  # the build offloads (not even probed)
+    assert arun(start.cpu_note(BROKEN)) == ""  # a broken library has its own message
