@@ -328,6 +328,17 @@ class Engine:
             finally:
                 self._arriving.pop(request_id, None)
 
+    def not_coming(self, request_id: str) -> None:
+        """A request with this id goes elsewhere (a remote engine): no longer arriving."""
+        arrival = self._arriving.pop(request_id, None)
+        if arrival is not None:
+            self._arrivals.settle(arrival)
+
+    @property
+    def arriving(self) -> int:
+        """Requests counted as on their way to the scheduler (see ``incoming``)."""
+        return self._arrivals.pending
+
     async def start(self, request: GenerationRequest) -> GenerationStream:
         """Validate and queue a request; errors surface here, before any streaming."""
         model, scheduler, _, info = self._ready()

@@ -199,6 +199,7 @@ class Pipeline:
     async def start(self, request: PipelineRequest) -> Generation:
         """Validate and queue; errors (a prompt too long, a bad grammar) surface here."""
         if self.remote is not None and self.remote.serves(request.model):
+            self.engine.not_coming(request.request_id)  # nothing for the local scheduler
             return await self.remote.start(request)  # another server runs this model
         info = await self.resolve(request.model, request.keep_alive)
         engine, prompt = self.engine, request.prompt

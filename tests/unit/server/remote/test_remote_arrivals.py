@@ -1,0 +1,61 @@
+"""A request a remote engine serves is not left counted as arriving at the local engine
+(its scheduler would wait for a request that never comes), streamed or not."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from hearth.config.engines import EngineRegistry
+from hearth.core.generation import ChatMessage, Finished, TextDelta
+from hearth.core.model_info import LoadConfig
+from hearth.core.sampling import SamplingParams
+from hearth.engine.engine import Engine
+from hearth.server.model_manager import ModelManager
+from hearth.server.pipeline import ChatPrompt, Pipeline, PipelineRequest
+from hearth.server.remote.router import RemoteEngines
+
+
+async def sse_engine(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """An OpenAI-compatible engine's answer to one chat request: "hi", then the end."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))  # fmt: skip
+    await reader.readexactly(length)
+    chunks = [{"choices": [{"index": 0, "delta": {"content": "hi"}}]},
+              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 3, "completion_tokens": 1}}]  # fmt: skip
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))  # fmt: skip
+    await writer.drain()
+    writer.close()
+
+
+def test_a_remote_request_stops_counting_as_arriving_locally(tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, int, int, list[object]]:
+        server = await asyncio.start_server(sse_engine, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        registry = EngineRegistry(tmp_path / "engines.json")
+        registry.add("far", f"http://127.0.0.1:{port}")
+        engine = Engine()
+        remote = RemoteEngines(registry)
+        models = ModelManager(engine, catalog=None, base_config=LoadConfig(Path()))
+        pipeline = Pipeline(engine, models, remote=remote)
+        prompt = ChatPrompt((ChatMessage("user", "Hello"),))
+        request = PipelineRequest("far/m", prompt, SamplingParams(max_tokens=4), request_id="r1")
+        with engine.incoming("r1"):  # what every generation route does first
+            before = engine.arriving
+            generation = await pipeline.start(request)
+            during = engine.arriving
+            events = [e async for e in generation.events()]
+        with engine.incoming("r2"):  # a local request still counts until it is queued
+            local = engine.arriving
+        await remote.close()
+        server.close()
+        return before, during, local, events
+
+    before, during, local, events = asyncio.run(scenario())
+    assert (before, during, local) == (1, 0, 1)
+    assert events[0] == TextDelta("hi") and isinstance(events[-1], Finished)
