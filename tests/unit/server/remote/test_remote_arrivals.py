@@ -49,7 +49,7 @@ def test_a_remote_request_stops_counting_as_arriving_locally(tmp_path: Path) -> 
             before = engine.arriving
             generation = await pipeline.start(request)
             during = engine.arriving
-            events = [e async for e in generation.events()]
+            events: list[object] = [e async for e in generation.events()]
         with engine.incoming("r2"):  # a local request still counts until it is queued
             local = engine.arriving
         await remote.close()
