@@ -348,7 +348,12 @@ class TroubledEngine(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if body["model"] == "busy":
+        if self.path == "/v1/messages/count_tokens":  # as vLLM: no Anthropic counting
+            self._send(404, {"detail": "Not Found"})
+        elif self.path == "/tokenize":  # vLLM's chat form: 10 per message, 1 for the prompt
+            count = 10 * len(body["messages"]) + int(body["add_generation_prompt"])
+            self._send(200, {"count": count, "tokens": [], "max_model_len": 4096})
+        elif body["model"] == "busy":
             self._send(429, {"error": {"message": "too many requests"}}, {"Retry-After": "7"})
         elif body["model"] == "broken":
             self._send(500, {"error": {"message": "CUDA error: out of memory"}})
@@ -420,6 +425,29 @@ def test_a_stream_cut_off_ends_with_an_error_event_in_each_dialect(
                       timeout=30) as response:  # fmt: skip
         events = [line for line in response.iter_lines() if line.startswith("event: ")]
     assert events[-1] == "event: error"
+
+
+def test_token_counts_for_a_remote_model_come_from_the_engine(
+    gateway: ServeProcess, remote: ServeProcess, remote_model: str, troubled: str
+) -> None:
+    ask = {
+        "messages": HELLO,
+        "system": "Answer briefly.",
+        "tools": [
+            {"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}}
+        ],
+    }
+    direct = httpx.post(f"{remote.base_url}/v1/messages/count_tokens", headers=remote.headers(),
+                        json={"model": remote_model, **ask}).json()["input_tokens"]  # fmt: skip
+    client = anthropic.Anthropic(base_url=gateway.base_url, api_key="unused", max_retries=0)
+    counted = client.messages.count_tokens(model=f"oa/{remote_model}", **ask)  # type: ignore[arg-type]
+    assert counted.input_tokens == direct > 0  # another Hearth counts in Anthropic's form
+    assert client.messages.count_tokens(model=f"{troubled}/m", messages=HELLO).input_tokens == 11  # type: ignore[arg-type]
+    with pytest.raises(anthropic.BadRequestError) as caught:  # Ollama has no count to ask for
+        client.messages.count_tokens(model=f"ol/{remote_model}", messages=HELLO)  # type: ignore[arg-type]
+    error = caught.value.body
+    assert isinstance(error, dict) and error["type"] == "error"
+    assert "'ol'" in error["error"]["message"] and "count" in error["error"]["message"]
 
 
 # --------------------------------------------------------------------------- llama-server

@@ -70,7 +70,10 @@ def anthropic_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def count_tokens(request: Request) -> dict[str, int]:
         body = await parse_body(request, CountTokensRequest)
-        return {"input_tokens": await pipeline.count_tokens(body.model, _prompt(body))}
+        # The fields the client sent, for an engine that counts in Anthropic's form.
+        sent = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        count = await pipeline.count_tokens(body.model, _prompt(body), sent)
+        return {"input_tokens": count}
 
     return router
 

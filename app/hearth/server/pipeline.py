@@ -55,6 +55,9 @@ class RemoteBackends(Protocol):
     def serves(self, model: str | None) -> bool: ...
     async def resolve(self, model: str) -> ModelInfo: ...
     async def start(self, request: PipelineRequest) -> Generation: ...
+    async def count_tokens(
+        self, model: str, prompt: ChatPrompt, body: dict[str, Any] | None = None
+    ) -> int: ...
 
 
 class StreamEncoder(Protocol):
@@ -183,13 +186,14 @@ class Pipeline:
         info = await self.models.resolve(model, keep_alive=keep_alive)
         return info
 
-    async def count_tokens(self, model: str | None, prompt: ChatPrompt) -> int:
-        """How many tokens ``prompt`` takes as the model's chat template renders it."""
+    async def count_tokens(
+        self, model: str | None, prompt: ChatPrompt, body: dict[str, Any] | None = None
+    ) -> int:
+        """How many tokens ``prompt`` takes as the model's chat template renders it; a
+        remote engine's model is counted by the engine (``body``: the client's request,
+        which an engine speaking the same dialect is given as it came)."""
         if self.remote is not None and self.remote.serves(model):
-            raise InvalidRequestError(
-                f"Token counts are not available for a remote engine's model ({model}).",
-                param="model",
-            )
+            return await self.remote.count_tokens(model or "", prompt, body)
         await self.resolve(model)
         text = self.engine.render_chat(
             prompt.messages, prompt.offered_tools(), prompt.template_kwargs

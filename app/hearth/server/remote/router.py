@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import httpx
 
@@ -22,12 +23,13 @@ from hearth.config.engines import EngineConfigError, EngineKind, EngineRegistry,
 from hearth.config.secrets import SecretStoreError
 from hearth.core.errors import ModelNotFoundError
 from hearth.core.model_info import ModelInfo
-from hearth.server.pipeline import Generation, PipelineRequest
+from hearth.server.pipeline import ChatPrompt, Generation, PipelineRequest
 from hearth.server.remote.backend import (
     CONNECT_TIMEOUT_S,
     EngineObserver,
     RemoteBackend,
 )
+from hearth.server.remote.counting import count_tokens
 from hearth.server.remote.errors import RemoteEngineError
 from hearth.server.remote.hops import via_gateway
 from hearth.server.remote.probe import RemoteModel, describe_error, list_models, ollama_model_id
@@ -85,6 +87,13 @@ class RemoteEngines:
         backend, remote_id = self._route(request.model or "")
         info = backend.model_info(remote_id, self._context_length(backend.name, remote_id))
         return await backend.start(request, info, remote_id)
+
+    async def count_tokens(
+        self, model: str, prompt: ChatPrompt, body: dict[str, Any] | None = None
+    ) -> int:
+        """The engine's token count for ``prompt`` (see :mod:`.counting`)."""
+        backend, remote_id = self._route(model)
+        return await count_tokens(backend, remote_id, prompt, body)
 
     async def models(self) -> list[RemoteModel]:
         """Every engine's models (engines that do not answer in time are left out)."""
