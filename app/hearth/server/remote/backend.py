@@ -297,6 +297,8 @@ class RemoteGeneration(Generation):
             async for data in self._response.chunks():
                 batch: list[WireEvent] = []
                 for line in lines.feed(data):
+                    if not line:  # SSE's separators
+                        continue
                     batch += decoder.feed(line)
                     if decoder.ended:
                         break

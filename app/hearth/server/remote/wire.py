@@ -49,11 +49,10 @@ def new_call_id() -> str:
 
 
 def parse_json_line(line: bytes | str) -> dict[str, Any] | None:
-    """One JSON object, or None for a line that is not one (blank, comment, junk).
-    Bytes are read as UTF-8 by the JSON parser itself (no decoding pass first)."""
-    try:
-        value = json.loads(line)
-    except ValueError:
+    """One JSON object, or None for a line that is not one (blank, comment, junk)."""
+    try:  # bytes decoded first: json.loads would sniff their encoding each time
+        value = json.loads(line.decode() if isinstance(line, bytes) else line)
+    except ValueError:  # UnicodeDecodeError too
         return None
     return value if isinstance(value, dict) else None
 
