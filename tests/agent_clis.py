@@ -8,10 +8,14 @@ developer's own settings and logins are never read or touched.
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 BINARIES = ("claude", "codex")
@@ -59,3 +63,60 @@ def agent_env(home: Path, **values: str) -> dict[str, str]:
     env = {name: os.environ[name] for name in keep if name in os.environ}
     home.mkdir(parents=True, exist_ok=True)
     return {**env, "HOME": str(home), "USERPROFILE": str(home), **values}
+
+
+RUN_TIMEOUT_S = 240
+
+
+def printed_config(client: str, base_url: str, key: str) -> str:
+    """What ``hearth config CLIENT`` prints for a user, with the key filled in."""
+    result = subprocess.run(
+        [sys.executable, "-m", "hearth", "config", client, "--url", base_url, "--api-key", key],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.replace("<your Hearth API key>", key)
+
+
+def claude_env(base_url: str, key: str, home: Path) -> dict[str, str]:
+    """Claude Code's environment from the ``export`` lines ``hearth config`` prints."""
+    values = {}
+    for line in printed_config("claude-code", base_url, key).splitlines():
+        if line.startswith("export "):
+            name, _, value = line[len("export ") :].partition("=")
+            values[name] = shlex.split(value)[0]
+    return agent_env(home, **values)
+
+
+def run_claude(agent_bin: Path, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    """``claude -p "say hi"``: its exit code and its JSON result."""
+    result = subprocess.run(
+        [str(agent_bin / "claude"), "-p", "say hi", "--output-format", "json"],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.stdout.strip(), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def run_codex(agent_bin: Path, base_url: str, key: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """``codex exec "say hi"`` with the ``config.toml`` that ``hearth config`` prints;
+    its JSON events (the run must succeed)."""
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(printed_config("codex", base_url, key))
+    env = agent_env(tmp_path / "home", CODEX_HOME=str(codex_home), HEARTH_API_KEY=key)
+    result = subprocess.run(
+        [str(agent_bin / "codex"), "exec", "--skip-git-repo-check", "--json", "say hi"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def codex_said(events: list[dict[str, Any]]) -> list[str]:
+    """The agent messages of a finished Codex turn."""
+    kinds = [event["type"] for event in events]
+    assert "turn.completed" in kinds, kinds
+    return [e["item"]["text"] for e in events if e.get("item", {}).get("type") == "agent_message"]

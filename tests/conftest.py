@@ -162,3 +162,34 @@ def serve_agents(tmp_path_factory: pytest.TempPathFactory):
     )
     yield server
     server.stop()
+
+
+@pytest.fixture
+def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A plaintext file keyring under tmp_path, for this process and its children."""
+    import keyring
+    from keyrings.alt.file import PlaintextKeyring
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def locked_keyring(monkeypatch: pytest.MonkeyPatch):
+    """This process and its children get a keyring that cannot be read
+    (``tests/keyring_backends``)."""
+    import keyring
+
+    from keyring_backends.locked_keyring import FOLDER, LockedKeyring
+
+    parts = [FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "locked_keyring.LockedKeyring")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    yield
+    keyring.set_keyring(previous)

@@ -8,7 +8,6 @@ HTTP on 127.0.0.1, real keyrings: a plaintext file keyring, and a locked one
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import time
@@ -16,37 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import keyring
-import pytest
 
 from hearth.config.api_keys import create_key, revoke_key
 from hearth.supervisor import EndpointOptions, LoadOptions, Supervisor, WorkerState, WorkerStatus
-from keyring_backends.locked_keyring import FOLDER as LOCKED_FOLDER
 from server_process import free_port, start_serve
 
 TINY = LoadOptions(n_ctx=256, n_parallel=1)
-LOCKED = "locked_keyring.LockedKeyring"
-
-
-@pytest.fixture
-def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A plaintext file keyring under tmp_path, for this process and the worker."""
-    from keyrings.alt.file import PlaintextKeyring
-
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(PlaintextKeyring())
-    yield
-    keyring.set_keyring(previous)
-
-
-@pytest.fixture
-def locked_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Child processes get a keyring that cannot be read."""
-    parts = [LOCKED_FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", LOCKED)
 
 
 def _get(url: str, path: str, key: str | None = None) -> int:

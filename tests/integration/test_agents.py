@@ -7,51 +7,15 @@ without node."""
 
 from __future__ import annotations
 
-import json
-import shlex
-import subprocess
-import sys
-from pathlib import Path
-
 import anthropic
 import openai
 import pytest
 
 import gguf_factory
-from agent_clis import agent_env
-from server_process import ServeProcess, start_serve
+from agent_clis import RUN_TIMEOUT_S, claude_env, codex_said, run_claude, run_codex
+from server_process import start_serve
 
 KEY = "agent-test-key"
-RUN_TIMEOUT_S = 240
-
-
-def printed_config(client: str, server: ServeProcess) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "hearth", "config", client, "--url", server.base_url,
-         "--api-key", KEY],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout.replace("<your Hearth API key>", KEY)
-
-
-def claude_env(server: ServeProcess, home: Path) -> dict[str, str]:
-    values = {}
-    for line in printed_config("claude-code", server).splitlines():
-        if line.startswith("export "):
-            name, _, value = line[len("export ") :].partition("=")
-            values[name] = shlex.split(value)[0]
-    return agent_env(home, **values)
-
-
-def run_claude(agent_bin: Path, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, object]]:
-    result = subprocess.run(
-        [str(agent_bin / "claude"), "-p", "say hi", "--output-format", "json"],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert result.stdout.strip(), result.stderr
-    return result.returncode, json.loads(result.stdout)
 
 
 # --------------------------------------------------------------------------- shapes
@@ -109,7 +73,8 @@ def test_codex_shapes_hosted_tools_and_namespaces_are_left_out(serve_q8):
 @pytest.mark.agents
 @pytest.mark.timeout(RUN_TIMEOUT_S + 60)
 def test_claude_code_completes_a_turn(agent_bin, serve_agents, tmp_path):
-    code, result = run_claude(agent_bin, claude_env(serve_agents, tmp_path / "home"), tmp_path)
+    env = claude_env(serve_agents.base_url, KEY, tmp_path / "home")
+    code, result = run_claude(agent_bin, env, tmp_path)
     assert code == 0, result
     assert result["is_error"] is False and result["result"] == " Hello!"
 
@@ -117,20 +82,8 @@ def test_claude_code_completes_a_turn(agent_bin, serve_agents, tmp_path):
 @pytest.mark.agents
 @pytest.mark.timeout(RUN_TIMEOUT_S + 60)
 def test_codex_completes_a_turn(agent_bin, serve_agents, tmp_path):
-    codex_home = tmp_path / "codex"
-    codex_home.mkdir()
-    (codex_home / "config.toml").write_text(printed_config("codex", serve_agents))
-    env = agent_env(tmp_path / "home", CODEX_HOME=str(codex_home), HEARTH_API_KEY=KEY)
-    result = subprocess.run(
-        [str(agent_bin / "codex"), "exec", "--skip-git-repo-check", "--json", "say hi"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
-    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    kinds = [event["type"] for event in events]
-    assert "turn.completed" in kinds, kinds
-    said = [e["item"]["text"] for e in events if e.get("item", {}).get("type") == "agent_message"]
+    events = run_codex(agent_bin, serve_agents.base_url, KEY, tmp_path)
+    said = codex_said(events)
     assert said == [" Hello!"]
 
 
@@ -142,7 +95,8 @@ def test_claude_code_understands_a_context_too_small(agent_bin, tmp_path):
     model = gguf_factory.write_scripted_llama(tmp_path / "scripted.gguf")
     server = start_serve(model, tmp_path, ctx=4096, parallel=1, api_key=KEY)
     try:
-        code, result = run_claude(agent_bin, claude_env(server, tmp_path / "home"), tmp_path)
+        env = claude_env(server.base_url, KEY, tmp_path / "home")
+        code, result = run_claude(agent_bin, env, tmp_path)
     finally:
         server.stop()
     assert code == 1 and result["is_error"] is True

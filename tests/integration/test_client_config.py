@@ -63,6 +63,26 @@ def test_no_endpoint_is_a_clear_error():
     assert "hearth serve" in result.stderr
 
 
+def _config_with_key(url: str, key: str | None) -> subprocess.CompletedProcess[str]:
+    given = ["--api-key", key] if key else []
+    command = [sys.executable, "-m", "hearth", "config", "curl", "--url", url, *given]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_a_missing_or_refused_key_is_named(tiny_model_q8, tmp_path):
+    from server_process import start_serve
+
+    server = start_serve(tiny_model_q8, tmp_path, api_key="right")
+    try:
+        runs = {key: _config_with_key(server.base_url, key) for key in (None, "wrong", "right")}
+    finally:
+        server.stop()
+    assert runs[None].returncode == 1 and "pass --api-key" in runs[None].stderr
+    assert runs["wrong"].returncode == 1 and "refused the API key" in runs["wrong"].stderr
+    assert runs["right"].returncode == 0 and "hearth-tiny-Q8_0" in runs["right"].stdout
+    assert "right" not in runs["right"].stdout  # the key itself is never printed
+
+
 # --------------------------------------------------------------------------- coding tools
 
 

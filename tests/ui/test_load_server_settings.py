@@ -10,7 +10,6 @@ import socket
 from pathlib import Path
 
 import httpx
-import keyring
 import pytest
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
@@ -50,19 +49,6 @@ def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     qtbot.addWidget(win)
     win.show()
     return win
-
-
-@pytest.fixture
-def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A plaintext file keyring under tmp_path, for this process and the worker."""
-    from keyrings.alt.file import PlaintextKeyring
-
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(PlaintextKeyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 def _free_port() -> int:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import keyring
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -13,23 +11,9 @@ from hearth.config.paths import default_paths
 from hearth.config.settings import Settings, save_settings
 from hearth.supervisor import WorkerState
 from hearth.ui.main_window import MainWindow
-from keyring_backends.locked_keyring import FOLDER as LOCKED_FOLDER
-from keyring_backends.locked_keyring import LockedKeyring
 from server_process import free_port
 
 pytestmark = pytest.mark.ui
-
-
-@pytest.fixture
-def locked_keyring(monkeypatch: pytest.MonkeyPatch):
-    """This process and the worker both get a keyring that cannot be read."""
-    previous = keyring.get_keyring()
-    parts = [LOCKED_FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "locked_keyring.LockedKeyring")
-    keyring.set_keyring(LockedKeyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 def test_unreadable_keys_keep_the_endpoint_off(

@@ -54,7 +54,14 @@ def print_client_config(client: str, url: str | None, api_key: str | None) -> in
         )
         return 1
     if response.status_code == 401:
-        log.error("The endpoint at %s needs an API key: pass --api-key.", base_url)
+        if key:
+            log.error(
+                "The endpoint at %s refused the API key given: check it with "
+                "'hearth keys list', or create one with 'hearth keys create NAME'.",
+                base_url,
+            )
+        else:
+            log.error("The endpoint at %s needs an API key: pass --api-key.", base_url)
         return 1
     models = response.json().get("data", [])
     if not models:
