@@ -91,6 +91,8 @@ class ReplyStats:
     cached_tokens: int | None = None
     tokens_per_s: float | None = None
     ttft_ms: float | None = None
+    draft_tokens: int | None = None  # speculative decoding: tokens drafted for the reply
+    accepted_tokens: int | None = None  # and how many of them the model accepted
 
 
 @dataclass(frozen=True)

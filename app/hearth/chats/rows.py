@@ -10,7 +10,7 @@ CONV_COLS = "id, title, created, updated, model, system_prompt, sampling, preset
 MSG_COLS = (
     "id, conversation_id, role, content, created, status, detail, prompt_tokens,"
     " completion_tokens, cached_tokens, tokens_per_s, ttft_ms, model, reasoning,"
-    " reasoning_ms, variant_of"
+    " reasoning_ms, variant_of, draft_tokens, accepted_tokens"
 )
 
 
@@ -42,6 +42,8 @@ def message(row: sqlite3.Row) -> Message:
             cached_tokens=row["cached_tokens"],
             tokens_per_s=row["tokens_per_s"],
             ttft_ms=row["ttft_ms"],
+            draft_tokens=row["draft_tokens"],
+            accepted_tokens=row["accepted_tokens"],
         ),
         model=row["model"],
         reasoning=row["reasoning"],

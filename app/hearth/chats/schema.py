@@ -114,6 +114,13 @@ ALTER TABLE messages ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX messages_by_variant ON messages(variant_of);
 """
 
+# Speculative decoding's counts on each reply (issue 16), so a reopened chat's footer
+# shows the acceptance rate again. NULL for older replies and plain (unspeculated) ones.
+_V4 = """
+ALTER TABLE messages ADD COLUMN draft_tokens INTEGER;
+ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+"""
+
 
 def _seed_presets(conn: sqlite3.Connection) -> None:
     now = time.time()
@@ -153,7 +160,12 @@ def _v1(conn: sqlite3.Connection) -> None:
     _seed_presets(conn)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _script(_V2), _script(_V3)]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _v1,
+    _script(_V2),
+    _script(_V3),
+    _script(_V4),
+]
 LATEST_VERSION = len(MIGRATIONS)
 
 

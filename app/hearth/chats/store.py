@@ -256,7 +256,8 @@ class ChatStore:
         self._write(
             "UPDATE messages SET content = ?, status = ?, detail = ?, prompt_tokens = ?,"
             " completion_tokens = ?, cached_tokens = ?, tokens_per_s = ?, ttft_ms = ?,"
-            " reasoning = ?, reasoning_ms = ? WHERE id = ?",
+            " draft_tokens = ?, accepted_tokens = ?, reasoning = ?, reasoning_ms = ?"
+            " WHERE id = ?",
             (
                 content,
                 status.value,
@@ -266,6 +267,8 @@ class ChatStore:
                 s.cached_tokens,
                 s.tokens_per_s,
                 s.ttft_ms,
+                s.draft_tokens,
+                s.accepted_tokens,
                 reasoning,
                 reasoning_ms,
                 message_id,

@@ -94,10 +94,8 @@ def stats_text(stats: ChatStreamStats | ReplyStats | None, n_ctx: int | None) ->
     parts = []
     if stats.tokens_per_s is not None:
         parts.append(f"{stats.tokens_per_s:.1f} tok/s")
-    # Read by name: the counts come with the stream's stats, not with stored replies.
-    acceptance = draft_acceptance(
-        getattr(stats, "draft_tokens", None), getattr(stats, "accepted_tokens", None)
-    )
+    # Both kinds carry the draft counts: the stream's, and a saved reply's (schema v4).
+    acceptance = draft_acceptance(stats.draft_tokens, stats.accepted_tokens)
     if acceptance is not None:
         parts.append(acceptance)
     if stats.ttft_ms is not None:
@@ -132,6 +130,8 @@ def reply_stats(stats: ChatStreamStats | None) -> ReplyStats | None:
         cached_tokens=stats.cached_tokens,
         tokens_per_s=stats.tokens_per_s,
         ttft_ms=stats.ttft_ms,
+        draft_tokens=stats.draft_tokens,
+        accepted_tokens=stats.accepted_tokens,
     )
 
 

@@ -79,6 +79,81 @@ def test_migration_from_v1_backfills_search(tmp_path: Path) -> None:
     store.close()
 
 
+def test_migration_from_v3_adds_draft_counts_and_keeps_every_reply(tmp_path: Path) -> None:
+    """Schema 4 keeps speculative decoding's counts with each reply (issue 16). A v3
+    database, written as v3 wrote it (stats, model, reasoning, a hidden variant, a
+    reply left streaming), comes through with every row and column intact."""
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, target=3) == 3
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    assert "draft_tokens" not in columns and "accepted_tokens" not in columns
+    conn.execute(
+        "INSERT INTO conversations(id, title, created, updated, model)"
+        " VALUES (1, 'Spec trip', 1, 1, 'tiny')"
+    )
+    conn.execute(
+        "INSERT INTO messages(id, conversation_id, role, content, created, status,"
+        " prompt_tokens, completion_tokens, cached_tokens, tokens_per_s, ttft_ms, model,"
+        " reasoning, reasoning_ms, variant_of, hidden) VALUES"
+        " (1, 1, 'user', 'plan a fjord hike', 1, 'complete',"
+        "  NULL, NULL, NULL, NULL, NULL, NULL, '', NULL, NULL, 0),"
+        " (2, 1, 'assistant', 'first try', 2, 'complete',"
+        "  9, 4, 0, 20.0, 30.0, 'tiny', '', NULL, NULL, 1),"
+        " (3, 1, 'assistant', 'second try', 3, 'complete',"
+        "  9, 6, 8, 42.5, 12.0, 'gpu/qwen3', 'Think of the weather.', 1500, 2, 0),"
+        " (4, 1, 'user', 'and back?', 4, 'complete',"
+        "  NULL, NULL, NULL, NULL, NULL, NULL, '', NULL, NULL, 0),"
+        " (5, 1, 'assistant', 'half a fjord', 5, 'streaming',"
+        "  NULL, NULL, NULL, NULL, NULL, 'tiny', '', NULL, NULL, 0)"
+    )
+    before = conn.execute("SELECT * FROM messages ORDER BY id").fetchall()
+    conn.close()
+
+    store = ChatStore(path)
+    assert store.schema_version == LATEST_VERSION
+    conn = sqlite3.connect(path, isolation_level=None)
+    after = conn.execute(
+        "SELECT *, draft_tokens IS NULL AND accepted_tokens IS NULL FROM messages ORDER BY id"
+    ).fetchall()
+    conn.close()
+    # Every old column of every row is as it was (the streaming one recovered on open).
+    recovered = [*before[4][:5], "interrupted", RECOVERED_DETAIL, *before[4][7:]]
+    assert [tuple(r[: len(before[0])]) for r in after] == [
+        *map(tuple, before[:4]),
+        tuple(recovered),
+    ]
+    assert all(r[-1] == 1 for r in after)  # old replies have no draft counts
+    shown = store.messages(1)
+    assert [m.content for m in shown] == [
+        "plan a fjord hike",
+        "second try",
+        "and back?",
+        "half a fjord",
+    ]
+    old = shown[1]
+    assert old.stats == ReplyStats(9, 6, 8, 42.5, 12.0) and old.stats.draft_tokens is None
+    assert (old.model, old.reasoning, old.variant_count) == (
+        "gpu/qwen3",
+        "Think of the weather.",
+        2,
+    )
+    assert store.search("fjord")[0].conversation_id == 1  # the index came through too
+
+    # A new speculative reply keeps its counts, and reads them back.
+    stats = ReplyStats(
+        prompt_tokens=9, completion_tokens=48, tokens_per_s=61.0, draft_tokens=40,
+        accepted_tokens=31,
+    )  # fmt: skip
+    store.finish_message(5, "a whole fjord", MessageStatus.COMPLETE, stats=stats)
+    assert store.message(5).stats == stats
+    assert store.messages(1)[-1].stats.accepted_tokens == 31
+    store.close()
+    reopened = ChatStore(path)
+    assert reopened.message(5).stats == stats  # and after reopening the file
+    reopened.close()
+
+
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     ChatStore(path).close()
