@@ -186,10 +186,10 @@ def locked_keyring(monkeypatch: pytest.MonkeyPatch):
 
     from keyring_backends.locked_keyring import FOLDER, LockedKeyring
 
+    previous = keyring.get_keyring()  # before the variable below names a backend to load
     parts = [FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "locked_keyring.LockedKeyring")
-    previous = keyring.get_keyring()
     keyring.set_keyring(LockedKeyring())
     yield
     keyring.set_keyring(previous)
