@@ -4,8 +4,9 @@
 A remote model needs no local one, but it is still reached through Hearth's worker
 (one request path, tok/s and TTFT measured at Hearth), so choosing one starts a
 worker without a model when none runs. Loading a local model replaces that worker
-and clears the remote choice. Also keeps the chosen model's context size for the
-footer, asked once per worker and model.
+and clears the remote choice. Reopening a chat held with a remote model chooses that
+model again (``restore``), while its engine is still configured. Also keeps the chosen
+model's context size for the footer, asked once per worker and model.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 
 from PySide6.QtCore import QObject, Signal
 
+from hearth.config.engines import EngineConfigError, EngineRegistry
 from hearth.config.launch import NO_MODEL
 from hearth.supervisor import (
     Supervisor,
@@ -23,8 +25,33 @@ from hearth.supervisor import (
     WorkerState,
     WorkerStatus,
 )
+from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
+
+
+def remote_engine_name(model: str | None) -> str | None:
+    """The engine of a remote model id (``engine/model``), or None for a local model:
+    a local model's id is its GGUF file's name (``model_id_for``), which holds no '/'."""
+    if not model or "/" not in model:
+        return None
+    engine, rest = model.split("/", 1)
+    return engine if engine and rest else None
+
+
+def _log_failure(future: asyncio.Future[WorkerClient]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("no worker for the remote model: %s", future.exception())
+
+
+def _engine_configured(name: str) -> bool:
+    """Whether engine ``name`` is registered (reads engines.json: call off the Qt
+    thread). An unreadable engines file serves no engine, so it counts as gone."""
+    try:
+        return EngineRegistry().get(name) is not None
+    except EngineConfigError as exc:
+        log.warning("remote engines: %s", exc)
+        return False
 
 
 class ChatModel(QObject):
@@ -38,6 +65,7 @@ class ChatModel(QObject):
         self.remote: str | None = None
         self._n_ctx: tuple[WorkerClient, str | None, int | None] | None = None
         self._starting: asyncio.Task[str] | None = None
+        self._warming: asyncio.Future[WorkerClient] | None = None
 
     @property
     def model_id(self) -> str | None:
@@ -56,6 +84,36 @@ class ChatModel(QObject):
         log.info("chat model: %s", model or "the loaded model")
         self.remote = model
         self.remote_changed.emit(model)
+
+    async def restore(self, model: str | None) -> str | None:
+        """A reopened chat's model, as its last reply recorded it: a remote model whose
+        engine is still configured becomes the chat's model again (nothing is loaded
+        here: the next turn reaches it through the worker). If its engine is gone, the
+        current model stays and the returned notice says why. A local model's chat
+        keeps the current model, as it always has: loading a file is the Load dialog's
+        choice, with its memory settings, not a side effect of opening a chat."""
+        engine = remote_engine_name(model)
+        if model is None or engine is None:
+            return None
+        if await in_thread(_engine_configured, engine):
+            self.use_remote(model)
+            self._warm()
+            return None
+        current = self.remote or self.supervisor.model_id
+        log.warning("reopened chat's model %s: engine %r is not configured", model, engine)
+        keep = f"still chatting with {current}" if current else "choose a model to continue"
+        return (
+            f"{model} is unavailable: its engine '{engine}' is no longer configured"
+            f" (Settings → Engines); {keep}."
+        )
+
+    def _warm(self) -> None:
+        """Start the worker (without a local model) if none runs, as the picker does
+        when it lists remote models: the chat can send once it is ready."""
+        if self.supervisor.process is not None:
+            return
+        self._warming = asyncio.ensure_future(self.ensure_worker())
+        self._warming.add_done_callback(_log_failure)
 
     def on_status(self, status: WorkerStatus | None) -> None:
         """A local model starting to load becomes the chat's model (our own start for a

@@ -309,8 +309,13 @@ class ChatController(QObject):
         if self.db is None:
             return
         self.stop()
+        reopened = conversation_id != self._ref.id  # not a redraw (a variant switch)
         conv, messages = await self.db.run(
             lambda s: (s.conversation(conversation_id), s.messages(conversation_id))
+        )
+        models = [m.model for m in messages if m.role == "assistant" and m.model]
+        notice = (
+            await self.model.restore(models[-1] if models else conv.model) if reopened else None
         )
         self._ref = ConversationRef(conversation_id)
         self.apply_conversation(conv)
@@ -321,7 +326,8 @@ class ChatController(QObject):
         last = self.turns[-1] if self.turns else None
         self.view.set_can_regenerate(last is not None and last.role == "assistant")
         n_ctx = self.model.known_context()
-        self.view.set_stats(stats_text(last.stats if last else None, n_ctx))
+        footer = stats_text(last.stats if last else None, n_ctx)
+        self.view.set_stats("\n".join(t for t in (footer, notice) if t))
         self.conversation_changed.emit()
 
     def apply_conversation(self, conv: Conversation) -> None:
