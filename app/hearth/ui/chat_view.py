@@ -77,9 +77,16 @@ class ChatView(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
         col.addWidget(self.transcript, 1)
-        col.addWidget(self.stats_label)
-        col.addWidget(self.edit_banner)
-        col.addWidget(composer)
+        self.footer = QWidget(chat)  # stats, edit banner, composer: at the reading width
+        self.footer.setObjectName("chatFooter")
+        self.footer.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        self._foot = foot = QVBoxLayout(self.footer)
+        foot.setContentsMargins(0, 0, 0, 0)
+        foot.setSpacing(0)
+        foot.addWidget(self.stats_label)
+        foot.addWidget(self.edit_banner)
+        foot.addWidget(composer)
+        col.addWidget(self.footer)
         self.body = QStackedWidget(self)
         self.body.addWidget(chat)
         self.body.addWidget(self.empty_state)
@@ -144,10 +151,13 @@ class ChatView(QWidget):
         self.regenerate_button.setIcon(icon("regenerate", t))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
-        """Keep lines at a reading width: wide windows get margins on both sides."""
+        """Keep lines at a reading width: wide windows get margins on both sides (the
+        transcript and the footer span the view: its width, as the transcript's may
+        not be laid out yet)."""
         super().resizeEvent(event)
-        side = max(0, (self.transcript.width() - READING_WIDTH) // 2)
+        side = max(0, (event.size().width() - READING_WIDTH) // 2)
         self.transcript.setViewportMargins(side, 0, side, 0)
+        self._foot.setContentsMargins(side, 0, side, 0)
 
     def set_can_regenerate(self, can: bool) -> None:
         self._can_regenerate = can
