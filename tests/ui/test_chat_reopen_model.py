@@ -125,14 +125,14 @@ def test_reopening_a_chat_chooses_its_remote_model_while_the_engine_exists(
         stats, notice = footer.split("\n")
         assert "tok/s" in stats  # the reply's own stats stay above the notice
         assert notice == (
-            f"{model} is unavailable: its engine 'gpu' is no longer configured"
-            " (Settings → Engines); choose a model to continue."
+            f"{model} is unavailable: engine 'gpu' is no longer configured."
+            " Choose a model to continue."
         )
         # Another remote choice is kept too, and named.
         chat.new_chat()
         chat.model.use_remote("other/model")
         await chat.open_conversation(remote_chat)
         assert chat.model.remote == "other/model"
-        assert window.chat_view.stats_label.text().endswith("; still chatting with other/model.")
+        assert window.chat_view.stats_label.text().endswith(". Still chatting with other/model.")
 
     arun(scenario())

@@ -101,11 +101,9 @@ class ChatModel(QObject):
             return None
         current = self.remote or self.supervisor.model_id
         log.warning("reopened chat's model %s: engine %r is not configured", model, engine)
-        keep = f"still chatting with {current}" if current else "choose a model to continue"
-        return (
-            f"{model} is unavailable: its engine '{engine}' is no longer configured"
-            f" (Settings → Engines); {keep}."
-        )
+        # One short line under the footer's stats (the label does not wrap).
+        keep = f"Still chatting with {current}." if current else "Choose a model to continue."
+        return f"{model} is unavailable: engine '{engine}' is no longer configured. {keep}"
 
     def _warm(self) -> None:
         """Start the worker (without a local model) if none runs, as the picker does
