@@ -148,6 +148,8 @@ def test_migration_from_v3_adds_draft_counts_and_keeps_every_reply(tmp_path: Pat
     store.finish_message(5, "a whole fjord", MessageStatus.COMPLETE, stats=stats)
     assert store.message(5).stats == stats
     assert store.messages(1)[-1].stats.accepted_tokens == 31
+    exported = json.loads(store.export_json(1))["messages"][-1]["stats"]
+    assert (exported["draft_tokens"], exported["accepted_tokens"]) == (40, 31)
     store.close()
     reopened = ChatStore(path)
     assert reopened.message(5).stats == stats  # and after reopening the file
