@@ -13,6 +13,10 @@ runs, back to back and alternating which goes first:
 - ``--ttft-requests`` short requests one after another, direct and through the gateway;
   the added TTFT is the median through the gateway minus the median direct.
 
+The gateway's own cost is also reported as the CPU time (user + system) of its process
+per streamed token, over the gateway side's 1- and 8-stream loads: on a shared machine
+that number moves far less than a throughput ratio does.
+
 Definitions are bench/engine.py's (decode tok/s of a stream excludes its first token;
 aggregate tok/s of N streams spans the first to the last token of any stream; tokens are
 counted from the usage the server reports, as a chunk may carry several). Ratios
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import httpx
 import llama_cpp
+import psutil
 
 from engine import (
     REQUEST_TIMEOUT_S,
@@ -57,6 +62,8 @@ class Round:
     single: dict[str, float] = field(default_factory=dict)  # side -> tok/s
     multi: dict[str, float] = field(default_factory=dict)
     ttft_ms: dict[str, float] = field(default_factory=dict)  # side -> median TTFT
+    cpu_s: dict[int, float] = field(default_factory=dict)  # streams -> gateway CPU seconds
+    tokens: dict[int, int] = field(default_factory=dict)  # streams -> tokens it streamed
 
 
 async def stream(
@@ -118,16 +125,31 @@ async def ttfts(url: str, model: str, n: int, bias: dict[str, float], tag: str) 
     return out
 
 
+def cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
 def measure_round(
-    args: argparse.Namespace, sides: dict[str, tuple[str, str]], bias: dict[str, float], n: int
+    args: argparse.Namespace,
+    sides: dict[str, tuple[str, str]],
+    bias: dict[str, float],
+    n: int,
+    gateway: psutil.Process,
 ) -> Round:
     result = Round()
     order = list(sides) if n % 2 == 0 else list(reversed(sides))
     for side in order:
         url, model = sides[side]
-        one = asyncio.run(load(url, model, [prompt_text(f"s{n}{side}", 24, n)], args.tokens, bias))
-        many_prompts = [prompt_text(f"m{n}{side}{i}", 24, n + i) for i in range(8)]
-        many = asyncio.run(load(url, model, many_prompts, args.tokens, bias))
+        loads = {}
+        for streams in (1, 8):
+            prompts = [prompt_text(f"{streams}.{n}{side}{i}", 24, n + i) for i in range(streams)]
+            before = cpu_seconds(gateway)
+            loads[streams] = asyncio.run(load(url, model, prompts, args.tokens, bias))
+            if side == "gateway":
+                result.cpu_s[streams] = cpu_seconds(gateway) - before
+                result.tokens[streams] = sum(s.n_tokens for s in loads[streams].streams)
+        one, many = loads[1], loads[8]
         for runs in (one, many):
             if runs.failures:
                 errors = {s.error for s in runs.streams if s.error}
@@ -181,8 +203,9 @@ def run(args: argparse.Namespace) -> tuple[list[Round], str]:
             asyncio.run(load(remote.base_url, model_id, ["warm up"], 8, bias))
             asyncio.run(load(gateway.base_url, f"{ENGINE}/{model_id}", ["warm up"], 8, bias))
             rounds = []
+            process = psutil.Process(gateway.process.pid)
             for n in range(args.rounds):
-                rounds.append(measure_round(args, sides, bias, n))
+                rounds.append(measure_round(args, sides, bias, n, process))
                 print(f"round {n + 1}/{args.rounds} done", file=sys.stderr, flush=True)
             kind = "llama-server" if args.llama_server else "hearth serve"
             return rounds, kind
@@ -213,8 +236,16 @@ def report(rounds: list[Round], kind: str, args: argparse.Namespace) -> str:
         f"| TTFT median, ms | {med([r.ttft_ms['direct'] for r in rounds]):.1f} | "
         f"{med([r.ttft_ms['gateway'] for r in rounds]):.1f} | {added:+.1f} ms | <= 5 ms "
         f"{'ok' if added <= 5.0 else 'MISSED'} |",
+        "",
+        f"gateway CPU (user + system) per streamed token: {cpu_per_token(rounds, 1):.0f} µs "
+        f"(1 stream), {cpu_per_token(rounds, 8):.0f} µs (8 streams)",
     ]
     return "\n".join(lines)
+
+
+def cpu_per_token(rounds: list[Round], streams: int) -> float:
+    tokens = sum(r.tokens[streams] for r in rounds)
+    return sum(r.cpu_s[streams] for r in rounds) * 1e6 / max(tokens, 1)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
