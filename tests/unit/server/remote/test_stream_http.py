@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+import httpx
 import pytest
 
 from hearth.server.remote.stream_http import (
@@ -14,6 +15,8 @@ from hearth.server.remote.stream_http import (
     ReadTimeoutError,
     StreamHttpError,
     StreamingClient,
+    httpx_post,
+    uses_proxy,
 )
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -196,3 +199,32 @@ def test_nothing_listening_is_a_connect_failure() -> None:
 
     with pytest.raises(ConnectFailedError):
         asyncio.run(scenario())
+
+
+def test_behind_a_proxy_httpx_carries_the_stream_in_the_same_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert uses_proxy("http://10.0.0.5:8000")
+    monkeypatch.setenv("NO_PROXY", "10.0.0.5")
+    assert not uses_proxy("http://10.0.0.5:8000")
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.delenv("http_proxy", raising=False)
+    assert not uses_proxy("http://10.0.0.6:8000")
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(HEAD + b"Transfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n")
+        writer.write(chunk(b"data: 1\n\n") + b"0\r\n\r\n")
+        await writer.drain()
+
+    async def scenario() -> tuple[int, str, bytes]:
+        async with Engine(script) as url, httpx.AsyncClient(base_url=url) as http:
+            response = await httpx_post(http, "/x", b"{}", "application/json")
+            body = b"".join([data async for data in response.chunks()])
+            await response.release()
+            return response.status_code, response.headers["retry-after"], body
+
+    assert asyncio.run(scenario()) == (200, "3", b"data: 1\n\n")
