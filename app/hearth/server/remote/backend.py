@@ -39,6 +39,7 @@ from hearth.core.model_info import ModelInfo
 from hearth.server.pipeline import Generation, PipelineEvent, PipelineRequest, Result
 from hearth.server.remote import ollama_wire, openai_wire
 from hearth.server.remote.errors import RemoteEngineBusyError, RemoteEngineError
+from hearth.server.remote.httpx_stream import httpx_post, uses_proxy
 from hearth.server.remote.probe import auth_headers
 from hearth.server.remote.stream_http import (
     ConnectFailedError,
@@ -46,8 +47,6 @@ from hearth.server.remote.stream_http import (
     Streamed,
     StreamHttpError,
     StreamingClient,
-    httpx_post,
-    uses_proxy,
 )
 from hearth.server.remote.wire import StreamEnd, StreamError, WireEvent
 

@@ -7,7 +7,7 @@ from the engine the stream comes from. Here a chunk is one ``data_received`` cal
 to httptools' C parser (uvicorn's own), and one wake-up of the reader. Connections are
 kept alive and reused, as httpx's pool does. Everything else (listing models, probes)
 still goes through httpx, and so does this call when a proxy applies to the engine's
-URL (``HTTP(S)_PROXY``), which this client does not speak.
+URL (``HTTP(S)_PROXY``), which this client does not speak (:mod:`.httpx_stream`).
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import urllib.request
 from collections.abc import AsyncIterator
 from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 import httptools
-import httpx
+import httpx  # its SSL context only
 
 _IDLE_LIMIT = 64  # kept-alive connections per engine
 _PAUSE_ABOVE = 1 << 20  # bytes buffered before the socket stops being read
@@ -56,15 +55,6 @@ class Streamed(Protocol):
     async def read_limited(self, limit: int) -> bytes: ...
     async def aclose(self) -> None: ...
     async def release(self) -> None: ...
-
-
-def uses_proxy(url: str) -> bool:
-    """Whether the environment routes ``url`` through a proxy (httpx then carries it)."""
-    parts = urlsplit(url)
-    proxies = urllib.request.getproxies()
-    if not (proxies.get(parts.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
 class StreamingClient:
@@ -360,66 +350,3 @@ class _Connection(asyncio.Protocol):
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
-
-
-class HttpxResponse:
-    """httpx's streamed response as a :class:`Streamed` (the proxy path)."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.status_code = response.status_code
-        self.headers = {k.lower(): v for k, v in response.headers.items()}
-        self._response = response
-
-    @property
-    def is_closed(self) -> bool:
-        return self._response.is_closed
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        try:
-            async for data in self._response.aiter_bytes():  # gzip undone
-                yield data
-        except httpx.HTTPError as exc:
-            raise as_stream_error(exc) from None
-
-    async def read_limited(self, limit: int) -> bytes:
-        body = bytearray()
-        with contextlib.suppress(StreamHttpError):
-            async for data in self.chunks():
-                body += data
-                if len(body) > limit:
-                    break
-        await self.aclose()
-        return bytes(body)
-
-    async def aclose(self) -> None:
-        await self._response.aclose()
-
-    async def release(self) -> None:
-        await self._response.aclose()
-
-
-async def httpx_post(
-    client: httpx.AsyncClient, path: str, body: bytes, content_type: str
-) -> HttpxResponse:
-    """The same POST through httpx (which applies the environment's proxy settings)."""
-    request = client.build_request("POST", path, content=body,
-                                   headers={"Content-Type": content_type})  # fmt: skip
-    try:
-        try:
-            response = await client.send(request, stream=True)
-        except (httpx.RemoteProtocolError, httpx.ReadError):  # a stale pooled connection
-            response = await client.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        raise as_stream_error(exc) from None
-    return HttpxResponse(response)
-
-
-def as_stream_error(exc: httpx.HTTPError) -> StreamHttpError:
-    text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, httpx.ConnectTimeout):
-        return ConnectTimeoutError(text)
-    if isinstance(exc, httpx.ConnectError):
-        return ConnectFailedError(text)
-    if isinstance(exc, httpx.TimeoutException):
-        return ReadTimeoutError(text)
-    return StreamHttpError(text)

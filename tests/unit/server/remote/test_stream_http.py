@@ -10,13 +10,12 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
+from hearth.server.remote.httpx_stream import httpx_post, uses_proxy
 from hearth.server.remote.stream_http import (
     ConnectFailedError,
     ReadTimeoutError,
     StreamHttpError,
     StreamingClient,
-    httpx_post,
-    uses_proxy,
 )
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
