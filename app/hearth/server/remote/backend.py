@@ -100,11 +100,10 @@ class RemoteBackend:
             limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
         )
         self._streams: StreamingClient | None = None
-        if not uses_proxy(spec.url):
-            self._streams = StreamingClient(
-                spec.url, auth_headers(api_key), connect_timeout=connect_timeout,
-                read_timeout=read_timeout,
-            )  # fmt: skip
+        headers = auth_headers(api_key)
+        if not uses_proxy(spec.url) and StreamingClient.can_send(headers):
+            self._streams = StreamingClient(spec.url, headers, connect_timeout=connect_timeout,
+                                            read_timeout=read_timeout)  # fmt: skip
 
     @property
     def name(self) -> str:

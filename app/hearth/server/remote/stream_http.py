@@ -82,6 +82,12 @@ class StreamingClient:
         # httpx's verification (certifi), as for the engine's probes and model lists.
         self._ssl: ssl.SSLContext | None = httpx.create_ssl_context() if self._tls else None
 
+    @staticmethod
+    def can_send(headers: dict[str, str]) -> bool:
+        """Whether ``headers`` can be written as they are (no line breaks in a value, as
+        a mistyped key could hold); httpx refuses those with a clear error instead."""
+        return not any("\r" in v or "\n" in v for v in headers.values())
+
     async def post(self, path: str, body: bytes, content_type: str) -> StreamResponse:
         """Send the request; return once the status and headers are in. A kept-alive
         connection the engine closed just as the request went out (it never answered)
@@ -263,6 +269,9 @@ class _Connection(asyncio.Protocol):
             self._client._release(self)
         elif drain and self._headers_done and self._error is None and not self._until_close:
             self._draining = True  # on_message_complete pools it; the watchdog bounds it
+            if self._paused and self._transport is not None:
+                self._paused = False
+                self._transport.resume_reading()
         else:
             self.close()
 

@@ -227,3 +227,8 @@ def test_behind_a_proxy_httpx_carries_the_stream_in_the_same_shape(
             return response.status_code, response.headers["retry-after"], body
 
     assert asyncio.run(scenario()) == (200, "3", b"data: 1\n\n")
+
+
+def test_a_header_value_with_a_line_break_is_left_to_httpx_to_refuse() -> None:
+    assert StreamingClient.can_send({"Authorization": "Bearer sk-1"})
+    assert not StreamingClient.can_send({"Authorization": "Bearer sk-1\r\nX-Evil: 1"})
