@@ -159,8 +159,13 @@ def test_openai_chat_through_the_gateway_equals_asking_the_remote(
     assert whole.choices[0].message.content == expected
     assert whole.model == model
     assert whole.usage is not None and whole.usage.completion_tokens > 0
+    # Long enough to stream in pieces: the tiny model makes 10k tokens/s, and what the
+    # gateway reads at once (a burst, or all that came while its response started) leaves
+    # as one delta, so a short reply can come in one piece.
+    longer = {**GREEDY, "max_tokens": 300, "logit_bias": {str(EOS_ID): -100}}
+    expected = direct_text(remote, remote_model, **longer)
     pieces = []
-    stream = client.chat.completions.create(model=model, messages=HELLO, stream=True, **GREEDY)  # type: ignore[arg-type]
+    stream = client.chat.completions.create(model=model, messages=HELLO, stream=True, **longer)  # type: ignore[arg-type]
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
             pieces.append(chunk.choices[0].delta.content)
