@@ -157,6 +157,9 @@ class RemoteEngines:
         task.add_done_callback(self._retired.discard)
 
     async def _models_of(self, spec: EngineSpec) -> list[RemoteModel]:
+        current = self._backends.get(spec.name)
+        if current is not None and current.spec != spec:  # edited: its list is stale
+            self._lists.pop(spec.name, None)
         cached = self._lists.get(spec.name)
         if cached is not None and time.monotonic() - cached[0] < LIST_TTL_S:
             return cached[1]
