@@ -47,6 +47,7 @@ from hearth.server.remote.stream_http import (
     Streamed,
     StreamHttpError,
     StreamingClient,
+    read_limited,
 )
 from hearth.server.remote.wire import StreamEnd, StreamError, WireEvent
 
@@ -177,7 +178,7 @@ class RemoteBackend:
         return RemoteEngineError(self.name, what)
 
     async def _status_error(self, response: Streamed, model: str) -> HearthError:
-        body = await response.read_limited(_ERROR_BODY_LIMIT)
+        body = await read_limited(response, _ERROR_BODY_LIMIT)
         status, message = response.status_code, openai_wire.error_message(body)
         if status in (401, 403):
             return RemoteEngineError(

@@ -4,7 +4,6 @@ engine behind a proxy (``HTTP(S)_PROXY``), which httpx applies and the lean clie
 
 from __future__ import annotations
 
-import contextlib
 import urllib.request
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
@@ -46,16 +45,6 @@ class HttpxResponse:
                 yield data
         except httpx.HTTPError as exc:
             raise as_stream_error(exc) from None
-
-    async def read_limited(self, limit: int) -> bytes:
-        body = bytearray()
-        with contextlib.suppress(StreamHttpError):
-            async for data in self.chunks():
-                body += data
-                if len(body) > limit:
-                    break
-        await self.aclose()
-        return bytes(body)
 
     async def aclose(self) -> None:
         await self._response.aclose()

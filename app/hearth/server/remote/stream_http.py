@@ -52,9 +52,20 @@ class Streamed(Protocol):
     def is_closed(self) -> bool: ...
 
     def chunks(self) -> AsyncIterator[bytes]: ...
-    async def read_limited(self, limit: int) -> bytes: ...
     async def aclose(self) -> None: ...
     async def release(self) -> None: ...
+
+
+async def read_limited(response: Streamed, limit: int) -> bytes:
+    """At most about ``limit`` bytes of the body (an error's explanation), then closed."""
+    body = bytearray()
+    with contextlib.suppress(StreamHttpError):
+        async for data in response.chunks():
+            body += data
+            if len(body) > limit:
+                break
+    await response.aclose()
+    return bytes(body)
 
 
 class StreamingClient:
@@ -160,16 +171,6 @@ class StreamResponse:
             if data is None:
                 return
             yield data
-
-    async def read_limited(self, limit: int) -> bytes:
-        body = bytearray()
-        with contextlib.suppress(StreamHttpError):
-            async for data in self.chunks():
-                body += data
-                if len(body) > limit:
-                    break
-        await self.aclose()
-        return bytes(body)
 
     async def aclose(self) -> None:
         """Give the connection back if the body was read to its end, else close it (an

@@ -16,6 +16,7 @@ from hearth.server.remote.stream_http import (
     ReadTimeoutError,
     StreamHttpError,
     StreamingClient,
+    read_limited,
 )
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -117,7 +118,7 @@ def test_a_kept_alive_connection_the_engine_closed_is_replaced() -> None:
             http = client(url)
             for _ in range(3):
                 response = await http.post("/x", b"{}", "application/json")
-                assert await response.read_limited(100) == b"ok"
+                assert await read_limited(response, 100) == b"ok"
             await http.aclose()
         assert engine.connections == 3
 
