@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 # Qt must not look for a display in tests; set before anything imports PySide6.
@@ -17,6 +19,8 @@ if _TESTS_DIR not in sys.path:
     sys.path.append(_TESTS_DIR)  # after site-packages: tests/hearth.py must not shadow hearth
 
 import gguf_factory  # noqa: E402
+from remote_testing import REMOTE_KEY, WRONG_KEY, hearth_cli  # noqa: E402
+from server_process import ServeProcess, free_port, start_serve  # noqa: E402
 
 # --------------------------------------------------------------------------- test models
 # Written once per session (a few MB each) and shared read-only; copy one before altering.
@@ -193,3 +197,53 @@ def locked_keyring(monkeypatch: pytest.MonkeyPatch):
     keyring.set_keyring(LockedKeyring())
     yield
     keyring.set_keyring(previous)
+
+
+# --------------------------------------------------------------------------- remote engines
+
+
+@pytest.fixture(scope="module")
+def remote(tiny_model_q8: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    folder = tmp_path_factory.mktemp("remote-engine")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HEARTH_CONFIG_DIR", str(folder / "config"))
+        env.setenv("HEARTH_DATA_DIR", str(folder / "data"))
+        served = start_serve(tiny_model_q8, folder, api_key=REMOTE_KEY, ctx=1024, parallel=2)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("gateway-config")
+
+
+@pytest.fixture(scope="module")
+def gateway(
+    remote: ServeProcess, gateway_config: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServeProcess]:
+    for name, kind, key in (("oa", "openai", REMOTE_KEY), ("ol", "ollama", REMOTE_KEY),
+                            ("bad", "openai", WRONG_KEY)):  # fmt: skip
+        url = f"{remote.base_url}/v1" if kind == "openai" else remote.base_url
+        added = hearth_cli(gateway_config, "engines", "add", name, url, "--kind", kind,
+                           "--api-key-stdin", "--no-probe", stdin=key + "\n")  # fmt: skip
+        assert added.returncode == 0, added.stderr
+    dead = hearth_cli(gateway_config, "engines", "add", "dead", f"http://127.0.0.1:{free_port()}",
+                      "--no-probe")  # fmt: skip
+    assert dead.returncode == 0, dead.stderr
+    folder = tmp_path_factory.mktemp("gateway")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HEARTH_CONFIG_DIR", str(gateway_config))
+        env.setenv("HEARTH_DATA_DIR", str(folder / "data"))
+        env.setenv("HEARTH_SECRET_STORE", "file")
+        served = start_serve(None, folder)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
+def remote_model(remote: ServeProcess) -> str:
+    """The model's id at the remote engine."""
+    response = httpx.get(f"{remote.base_url}/v1/models", headers=remote.headers())
+    loaded = [m for m in response.json()["data"] if m["meta"].get("loaded")]
+    return str(loaded[0]["id"])

@@ -11,10 +11,6 @@ directly; failures must name the engine; the remote key must never show.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,101 +23,19 @@ import openai
 import pytest
 
 from gguf_factory import EOS_ID
-from server_process import ServeProcess, free_port, start_serve
-
-REMOTE_KEY = "sk-remote-engine-key-0123456789"
-WRONG_KEY = "sk-wrong-engine-key-9876543210"
-HELLO = [{"role": "user", "content": "Hello there"}]
-GREEDY = {"temperature": 0, "max_tokens": 12, "seed": 7}
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string", "maxLength": 4}},
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-}
-
-
-def hearth_cli(config_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """The real ``hearth`` CLI with the gateway's config folder and the file secret store."""
-    env = {**os.environ, "HEARTH_CONFIG_DIR": str(config_dir), "HEARTH_SECRET_STORE": "file"}
-    return subprocess.run(
-        [sys.executable, "-m", "hearth", *args],
-        input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def remote(tiny_model_q8: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    folder = tmp_path_factory.mktemp("remote-engine")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("HEARTH_CONFIG_DIR", str(folder / "config"))
-        env.setenv("HEARTH_DATA_DIR", str(folder / "data"))
-        served = start_serve(tiny_model_q8, folder, api_key=REMOTE_KEY, ctx=1024, parallel=2)
-    yield served
-    served.stop()
-
-
-@pytest.fixture(scope="module")
-def gateway_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gateway-config")
-
-
-@pytest.fixture(scope="module")
-def gateway(
-    remote: ServeProcess, gateway_config: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServeProcess]:
-    for name, kind, key in (("oa", "openai", REMOTE_KEY), ("ol", "ollama", REMOTE_KEY),
-                            ("bad", "openai", WRONG_KEY)):  # fmt: skip
-        url = f"{remote.base_url}/v1" if kind == "openai" else remote.base_url
-        added = hearth_cli(gateway_config, "engines", "add", name, url, "--kind", kind,
-                           "--api-key-stdin", "--no-probe", stdin=key + "\n")  # fmt: skip
-        assert added.returncode == 0, added.stderr
-    dead = hearth_cli(gateway_config, "engines", "add", "dead", f"http://127.0.0.1:{free_port()}",
-                      "--no-probe")  # fmt: skip
-    assert dead.returncode == 0, dead.stderr
-    folder = tmp_path_factory.mktemp("gateway")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("HEARTH_CONFIG_DIR", str(gateway_config))
-        env.setenv("HEARTH_DATA_DIR", str(folder / "data"))
-        env.setenv("HEARTH_SECRET_STORE", "file")
-        served = start_serve(None, folder)
-    yield served
-    served.stop()
-
-
-@pytest.fixture(scope="module")
-def remote_model(remote: ServeProcess) -> str:
-    """The model's id at the remote engine."""
-    response = httpx.get(f"{remote.base_url}/v1/models", headers=remote.headers())
-    loaded = [m for m in response.json()["data"] if m["meta"].get("loaded")]
-    return str(loaded[0]["id"])
-
-
-def serve_on(port: int, model: Path, log_dir: Path) -> ServeProcess:
-    """``hearth serve`` on a given port (the same one again after a restart)."""
-    return start_serve(model, log_dir, "--port", str(port), parallel=1)
-
-
-def direct(remote: ServeProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{remote.base_url}/v1", api_key=REMOTE_KEY, max_retries=0)
-
-
-def through(gateway: ServeProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key="unused", max_retries=0)
-
-
-def direct_text(remote: ServeProcess, model: str, **extra: object) -> str:
-    ask = {**GREEDY, **extra}
-    reply = direct(remote).chat.completions.create(model=model, messages=HELLO, **ask)  # type: ignore[arg-type]
-    return reply.choices[0].message.content or ""
-
+from remote_testing import (
+    GREEDY,
+    HELLO,
+    REMOTE_KEY,
+    WEATHER_TOOL,
+    WRONG_KEY,
+    direct,
+    direct_text,
+    hearth_cli,
+    serve_on,
+    through,
+)
+from server_process import ServeProcess, free_port
 
 # --------------------------------------------------------------------------- listing
 
@@ -456,79 +370,6 @@ def test_token_counts_for_a_remote_model_come_from_the_engine(
 
 
 # --------------------------------------------------------------------------- llama-server
-
-LLAMA_SERVER = os.environ.get("HEARTH_LLAMA_SERVER") or shutil.which("llama-server")
-
-
-@pytest.fixture(scope="module")
-def llama_remote(
-    tiny_model_q8: Path,
-    gateway: ServeProcess,
-    gateway_config: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[str]:
-    """llama-server (HEARTH_LLAMA_SERVER, or on PATH) as engine ``ls``; its URL."""
-    if not LLAMA_SERVER:
-        pytest.skip("no llama-server binary (set HEARTH_LLAMA_SERVER)")
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "llama-server.log"
-    argv = [LLAMA_SERVER, "-m", str(tiny_model_q8), "--host", "127.0.0.1", "--port", str(port),
-            "-np", "2", "-c", "2048", "-t", "2", "--alias", "tiny", "--api-key", REMOTE_KEY,
-            "--jinja"]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text(errors="replace")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        added = hearth_cli(gateway_config, "engines", "add", "ls", url, "--api-key-stdin",
-                           "--no-probe", stdin=REMOTE_KEY + "\n")  # fmt: skip
-        assert added.returncode == 0, added.stderr
-        yield url
-    finally:
-        hearth_cli(gateway_config, "engines", "rm", "ls")
-        process.terminate()
-        process.wait(timeout=20)
-
-
-def test_llama_server_as_an_engine_in_every_dialect(
-    gateway: ServeProcess, llama_remote: str
-) -> None:
-    direct_client = openai.OpenAI(base_url=f"{llama_remote}/v1", api_key=REMOTE_KEY, max_retries=0)
-    expected = direct_client.chat.completions.create(model="tiny", messages=HELLO, **GREEDY)  # type: ignore[arg-type]
-    text = expected.choices[0].message.content
-    assert text
-    client = through(gateway)
-    whole = client.chat.completions.create(model="ls/tiny", messages=HELLO, **GREEDY)  # type: ignore[arg-type]
-    assert whole.choices[0].message.content == text
-    stream = client.chat.completions.create(model="ls/tiny", messages=HELLO, stream=True, **GREEDY)  # type: ignore[arg-type]
-    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == text
-    options = {"temperature": 0, "num_predict": GREEDY["max_tokens"], "seed": 7}
-    body = {"model": "ls/tiny", "messages": HELLO, "stream": False, "options": options}
-    ollama = httpx.post(f"{gateway.base_url}/api/chat", json=body, timeout=60).json()
-    assert ollama["message"]["content"] == text
-    claude = anthropic.Anthropic(base_url=gateway.base_url, api_key="unused", max_retries=0)
-    message = claude.messages.create(model="ls/tiny", max_tokens=GREEDY["max_tokens"],
-                                     messages=HELLO, extra_body={"temperature": 0})  # type: ignore[arg-type]  # fmt: skip
-    assert message.content[0].type == "text" and message.content[0].text == text
-
-
-def test_llama_server_is_probed_for_what_it_is_and_its_context(
-    gateway: ServeProcess, gateway_config: Path, llama_remote: str
-) -> None:
-    listed = hearth_cli(gateway_config, "engines", "ls", "--json")
-    engine = {e["name"]: e for e in json.loads(listed.stdout)}["ls"]
-    assert engine["ok"] and engine["identity"].startswith("llama-server"), engine
-    (model,) = engine["models"]
-    assert model["id"] == "ls/tiny" and model["context_length"] == 1024  # 2048 over 2 slots
-
 
 # --------------------------------------------------------------------------- the CLI
 

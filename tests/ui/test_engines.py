@@ -10,7 +10,6 @@ Regenerate, and removing the engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,23 +26,10 @@ from hearth.ui.chat_turns import ChatSettings
 from hearth.ui.main_window import MainWindow
 from hearth.ui.model_picker import REMOTE_ROLE, ModelBar
 from hearth.ui.style.theme import tokens_for
-from server_process import ServeProcess, free_port, start_serve
+from remote_testing import REMOTE_KEY, WRONG_KEY
+from server_process import ServeProcess, free_port
 
 pytestmark = pytest.mark.ui
-
-REMOTE_KEY = "sk-remote-engine-key-0123456789"
-WRONG_KEY = "sk-wrong-engine-key-9876543210"
-
-
-@pytest.fixture(scope="module")
-def remote(tiny_model_q8: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    folder = tmp_path_factory.mktemp("remote-engine")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("HEARTH_CONFIG_DIR", str(folder / "config"))
-        env.setenv("HEARTH_DATA_DIR", str(folder / "data"))
-        served = start_serve(tiny_model_q8, folder, api_key=REMOTE_KEY, ctx=1024, parallel=2)
-    yield served
-    served.stop()
 
 
 @pytest.fixture
