@@ -20,7 +20,6 @@ from hearth.core.errors import (
 from hearth.core.fim import FimLayout
 from hearth.core.generation import (
     ChatMessage,
-    Finished,
     GenerationEvent,
     GenerationRequest,
     ToolSpec,
@@ -30,6 +29,7 @@ from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.capabilities import ModelTraits, model_traits
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
+from hearth.engine.generation_stream import GenerationStream
 from hearth.engine.model import LlamaModel
 from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
@@ -400,28 +400,3 @@ class Engine:
         max_tokens = request.params.max_tokens or 0
         if len(tokens) >= n_ctx or len(tokens) + max_tokens > n_ctx:
             raise ContextOverflowError(len(tokens), max_tokens, n_ctx)
-
-
-class GenerationStream:
-    """The events of one queued request; ``cancel`` frees its slot within one step."""
-
-    def __init__(self, scheduler: Scheduler, job: Job, queue: asyncio.Queue[GenerationEvent]):
-        self._scheduler = scheduler
-        self._job = job
-        self._queue = queue
-        self.finished: Finished | None = None
-        self.prompt_tokens = len(job.tokens)
-
-    def __aiter__(self) -> AsyncIterator[GenerationEvent]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[GenerationEvent]:
-        while self.finished is None:
-            event = await self._queue.get()
-            if isinstance(event, Finished):
-                self.finished = event
-            yield event
-
-    def cancel(self) -> None:
-        if self.finished is None:
-            self._scheduler.cancel(self._job)

@@ -33,7 +33,8 @@ from hearth.core.generation import (
 )
 from hearth.core.model_info import ModelInfo
 from hearth.core.sampling import SamplingParams
-from hearth.engine.engine import Engine, GenerationStream
+from hearth.engine.engine import Engine
+from hearth.engine.generation_stream import GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.reasoning import with_reasoning
 from hearth.engine.tool_calls import ToolFormat, call_grammar
