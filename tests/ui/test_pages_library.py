@@ -159,3 +159,28 @@ def test_load_opens_the_load_dialog_which_switches_models(
 
     arun(scenario())
     window.close()
+
+
+def test_a_narrow_page_keeps_what_the_user_acts_on_in_view(
+    qtbot: QtBot, arun, tiny_model_q8: Path
+) -> None:
+    from hearth.ui.pages.library_rows import COL_FIT, NARROW_HIDDEN
+
+    page = LibraryPage(AppServices(), TaskSet(), discover=lambda: [])
+    qtbot.addWidget(page)
+    page.resize(800, 500)  # a 900x650 window less the rail
+    page.show()
+
+    async def scenario() -> None:
+        await page.import_file(tiny_model_q8)
+        chip = page.fit_chip(0)
+        await arun.wait_until(lambda: chip is not None and chip.text() != "", 20, "fit chip")
+
+    arun(scenario())
+    assert all(page.table.isColumnHidden(col) for col in NARROW_HIDDEN)
+    assert "Params: 1.4M" in page.table.item(0, 0).toolTip()  # what they showed is kept
+    qtbot.waitUntil(lambda: page.table.horizontalScrollBar().maximum() == 0)  # Load in view
+    chip = page.fit_chip(0)
+    assert chip is not None and page.table.columnWidth(COL_FIT) >= chip.sizeHint().width()
+    page.resize(1300, 700)
+    qtbot.waitUntil(lambda: not any(page.table.isColumnHidden(c) for c in NARROW_HIDDEN))

@@ -23,6 +23,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QSplitter,
@@ -44,14 +45,19 @@ from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.library_rows import (
     COL_CAPS,
     COL_FIT,
+    COL_PROBLEM,
     COLUMNS,
+    NARROW_BELOW,
+    NARROW_HIDDEN,
     CapabilityChips,
     capabilities_of,
     estimates,
     make_table,
+    name_tooltip,
     row_chips,
     row_texts,
 )
+from hearth.ui.pages.quant_table import size_chip_column
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
@@ -105,6 +111,7 @@ class LibraryPage(QWidget):
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Library status")
         self.table = make_table(COLUMNS, "Library models", self)
+        self.table.horizontalHeader().setSectionResizeMode(COL_FIT, QHeaderView.ResizeMode.Fixed)
         self.empty_state = EmptyState(
             "libraryEmptyState",
             "Your library is empty",
@@ -205,9 +212,10 @@ class LibraryPage(QWidget):
     def _fill(self, models: list[LocalModel], capabilities: list[tuple[Capability, ...]]) -> None:
         self.table.setRowCount(len(models))
         for row, model in enumerate(models):
-            for col, text in enumerate(row_texts(model)):
+            texts = row_texts(model)
+            for col, text in enumerate(texts):
                 item = QTableWidgetItem(text)
-                item.setToolTip(str(model.path) if col == 0 else text)
+                item.setToolTip(name_tooltip(model, texts) if col == 0 else text)
                 self.table.setItem(row, col, item)
             self.table.setCellWidget(row, COL_CAPS, CapabilityChips(capabilities[row]))
             self.table.setCellWidget(row, COL_FIT, chip_cell())
@@ -218,6 +226,7 @@ class LibraryPage(QWidget):
                             partial(self.open_folder, model))  # fmt: skip
             delete = button("Delete", f"Delete {model.name}", partial(self.delete_model, model))
             self.table.setCellWidget(row, len(COLUMNS) - 1, button_cell(load, folder, delete))
+        self.table.setColumnHidden(COL_PROBLEM, not any(m.error for m in models))
 
     async def _judge(self, models: list[LocalModel]) -> None:
         """Each model's fit chip, from its header, for this machine (off the Qt thread)."""
@@ -239,6 +248,7 @@ class LibraryPage(QWidget):
                 chip.set_unknown("Unknown")
             else:
                 chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
+        size_chip_column(self.table, COL_FIT)  # the chips' words, never cut
 
     def fit_chip(self, row: int) -> FitChip | None:
         return cell_chip(self.table.cellWidget(row, COL_FIT))
@@ -275,6 +285,12 @@ class LibraryPage(QWidget):
                 self.found_table.setItem(row, col, QTableWidgetItem(text))
             imp = button("Import", f"Import {item.name}", partial(self.import_found, item))
             self.found_table.setCellWidget(row, 4, button_cell(imp))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        narrow = self.width() < NARROW_BELOW
+        for col in NARROW_HIDDEN:
+            self.table.setColumnHidden(col, narrow)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

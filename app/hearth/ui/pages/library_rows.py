@@ -38,6 +38,11 @@ COLUMNS = [
 ]  # fmt: skip
 COL_CAPS = COLUMNS.index("Can do")
 COL_FIT = COLUMNS.index("Fit here")
+COL_PROBLEM = COLUMNS.index("Problem")
+# Under this page width these columns give way, so that what the user acts on (what the
+# model can do, whether it fits, Load) stays on screen; the name's tooltip keeps them.
+NARROW_BELOW = 1200
+NARROW_HIDDEN = tuple(COLUMNS.index(c) for c in ("Params", "Context", "Architecture", "Source"))
 FIT_CONTEXT = 4096  # the chips judge a load at this context (or the trained one if less)
 _SOURCE_WORDS = {
     ModelSource.HEARTH: "Hearth",
@@ -74,6 +79,12 @@ def row_texts(model: LocalModel) -> list[str]:
         _SOURCE_WORDS[model.source] + (f" ({model.origin})" if model.origin else ""),
         model.error or "",
     ]
+
+
+def name_tooltip(model: LocalModel, texts: Sequence[str]) -> str:
+    """The path, then what the narrow layout hides (parameters, context, and so on)."""
+    details = " · ".join(f"{COLUMNS[i]}: {texts[i]}" for i in NARROW_HIDDEN)
+    return f"{model.path}\n{details}"
 
 
 def capabilities_of(models: Sequence[LocalModel]) -> list[tuple[Capability, ...]]:
