@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -20,8 +19,6 @@ from hearth.ui.crash_recovery import RESTARTING
 from hearth.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
-
-DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "chat.png"
 
 
 @pytest.fixture
@@ -171,9 +168,6 @@ def test_chat_history_regenerate_edit_search_export(
         window.resize(1200, 760)
         shot = tmp_path / "chat.png"
         assert window.grab().save(str(shot))
-        if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):
-            DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, DOCS_SCREENSHOT)
 
     arun(scenario())
 

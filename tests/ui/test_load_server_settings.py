@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
-import shutil
 import socket
 from pathlib import Path
 
@@ -31,16 +29,12 @@ from hearth.ui.style.theme import tokens_for
 
 pytestmark = pytest.mark.ui
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 GIB = 1024**3
 
 
 def _shot(widget: QWidget, tmp_path: Path, name: str) -> None:
     out = tmp_path / f"{name}.png"
     assert widget.grab().save(str(out))
-    if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):  # tests never write the repo
-        DOCS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out, DOCS / f"{name}.png")
 
 
 @pytest.fixture

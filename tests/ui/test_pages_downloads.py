@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ pytestmark = pytest.mark.ui
 
 REPO = "hearth/tiny-GGUF"
 Q8 = "tiny-Q8_0.gguf"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture
@@ -64,9 +61,6 @@ def test_pause_then_resume_after_a_restart(
         assert "left" in row.detail_label.text()  # speed and ETA while running
         shot = tmp_path / "downloads.png"
         assert page.grab().save(str(shot))
-        if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):  # tests never write the repo
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(shot, SHOTS / "downloads.png")
         row.pause_button.click()
         await arun.wait_until(lambda: row.last.state is DownloadState.PAUSED, 10, "paused")
         assert row.resume_button.isVisible() and not row.pause_button.isVisible()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,6 @@ pytestmark = pytest.mark.ui
 REPO = "hearth/tiny-GGUF"
 Q8 = "tiny-Q8_0.gguf"
 Q4 = "tiny-Q4_K_M.gguf"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 VERDICTS = {v.value for v in FitVerdict}
 MODEL_CARD = """---
 license: apache-2.0
@@ -90,12 +87,9 @@ def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
     return win
 
 
-def shot(widget: QWidget, tmp_path: Path, name: str, *, docs: bool = True) -> None:
-    target = tmp_path / f"{name}.png"
-    assert widget.grab().save(str(target))
-    if docs and os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):  # tests never write the repo
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(target, SHOTS / f"{name}.png")
+def shot(widget: QWidget, tmp_path: Path, name: str) -> None:
+    """A grab kept with the test's files (the docs' set is test_screenshots.py's)."""
+    assert widget.grab().save(str(tmp_path / f"{name}.png"))
 
 
 def test_search_download_library_load_chat(
@@ -129,7 +123,7 @@ def test_search_download_library_load_chat(
         await arun.wait_until(lambda: "Prompt format" in mp.model_card.toPlainText(), 10, "card")
         ranged = [r for r in hub.requests if (r.headers.get("range") or "").startswith("bytes=0-")]
         assert ranged, "the fit check reads the header with a ranged GET"
-        shot(window, tmp_path, "discover", docs=False)
+        shot(window, tmp_path, "discover")
 
         # Download Q8_0 from its row: the Downloads page shows it until it is verified.
         cell = mp.download_button("Q8_0")
@@ -185,7 +179,7 @@ def test_search_download_library_load_chat(
         assert model.metadata.quantization == "Q8_0"
         texts = [library.table.item(0, c).text() for c in range(8)]
         assert texts[1] == "Q8_0" and texts[5] == "llama" and texts[6] == "Hearth"
-        shot(window, tmp_path, "library", docs=False)  # docs: test_screenshots.py's
+        shot(window, tmp_path, "library")  # docs: test_screenshots.py's
         library.load_model(model)  # Load: the Load dialog for it, not a direct load
         dialog = window.extras.load_dialog
         assert dialog is not None and dialog.model_path == model.path
