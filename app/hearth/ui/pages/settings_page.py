@@ -85,6 +85,7 @@ class SettingsPage(QWidget):
         self.own_folder_label.setWordWrap(True)
         self.folders_list = QListWidget(folders_box)
         self.folders_list.setAccessibleName("Models folders")
+        self.folders_list.setMaximumHeight(120)  # a few folders; it scrolls past that
         self.add_folder_button = QPushButton("Add folder…", folders_box)
         self.add_folder_button.setAccessibleName("Add a models folder")
         self.add_folder_button.clicked.connect(self._choose_folder)
@@ -115,6 +116,8 @@ class SettingsPage(QWidget):
         self.bandwidth_spin.setSuffix(" KiB/s")
         self.bandwidth_spin.setSpecialValueText("No limit")
         self.bandwidth_spin.setValue(s.bandwidth_limit_bps // KIB)
+        for spin in (self.concurrency_spin, self.bandwidth_spin):
+            spin.setMaximumWidth(220)  # a number, not a line of text
         form = QFormLayout(downloads_box)
         form.addRow("Downloads at once", self.concurrency_spin)
         form.addRow("Bandwidth limit", self.bandwidth_spin)
@@ -137,13 +140,17 @@ class SettingsPage(QWidget):
         self.folders_box.fields["config"].setToolTip(f"Settings file: {self.store.path}")
         self.data_field = self.folders_box.fields["data"]
 
+        title = QLabel("Settings", self)
+        title.setProperty("role", "title")
         layout = QVBoxLayout(self)
-        layout.addWidget(folders_box, 1)
+        layout.addWidget(title)
+        layout.addWidget(folders_box)
         layout.addWidget(downloads_box)
         layout.addWidget(self.hf_account)
         layout.addWidget(self.engines_box)
         layout.addWidget(look_box)
         layout.addWidget(self.folders_box)
+        layout.addStretch(1)
 
         self.concurrency_spin.valueChanged.connect(self._save_downloads)
         self.bandwidth_spin.valueChanged.connect(self._save_downloads)
