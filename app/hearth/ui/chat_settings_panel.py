@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from hearth.chats import AsyncChatStore, Preset, SamplingSettings
 from hearth.ui.chat_session import ChatController
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class ChatSettingsPanel(QWidget):
         top.addWidget(self.preset_box, 1)
         top.addWidget(self.save_preset_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(SPACE["s"], 0, SPACE["s"], 0)  # clear of the window's edge
         layout.addLayout(top)
         layout.addWidget(self.system_prompt)
         layout.addLayout(form)

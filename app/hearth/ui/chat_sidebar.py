@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from hearth.chats import AsyncChatStore, ChatStore, Conversation, SearchHit
 from hearth.ui.chat_session import ChatController
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class ChatSidebar(QWidget):
         for w in (self.new_button, self.rename_button, self.delete_button, self.export_button):
             row.addWidget(w)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(0, 0, SPACE["s"], SPACE["xs"])  # Export clear of the edge
         layout.addWidget(self.search_box)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.list, 1)
