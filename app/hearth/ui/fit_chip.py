@@ -57,13 +57,9 @@ def chip_colors(t: Tokens, level: ChipLevel) -> ChipColors:
         return ChipColors(t.danger, t.danger_bg, t.danger_border)
     if level is ChipLevel.UNKNOWN:
         return ChipColors(t.text_muted, t.surface_alt, t.border)
-    if t.dark:
-        if level is ChipLevel.GOOD:
-            return ChipColors("#8fdca4", "#1d3526", "#2f5a3c")
-        return ChipColors("#f2c46d", "#3a3019", "#66532a")
     if level is ChipLevel.GOOD:
-        return ChipColors("#1b6b34", "#e3f4e8", "#b5dfc1")
-    return ChipColors("#7a4f00", "#fff3d6", "#ecd39a")
+        return ChipColors(t.good, t.good_bg, t.good_border)
+    return ChipColors(t.warn, t.warn_bg, t.warn_border)
 
 
 @dataclass(frozen=True)

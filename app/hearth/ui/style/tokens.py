@@ -59,8 +59,12 @@ class Tokens:
     danger: str  # error text
     danger_bg: str
     danger_border: str
+    warn: str  # text on warn_bg: amber chips ("fits partly"), notices
     warn_bg: str  # notices that need action but are not errors (e.g. no GPU offload)
     warn_border: str
+    good: str  # text on good_bg: green chips ("fits")
+    good_bg: str
+    good_border: str
     disabled_text: str
     syntax: Syntax
 
@@ -93,8 +97,12 @@ LIGHT = Tokens(
     danger="#b3261e",
     danger_bg="#fdecea",
     danger_border="#f3c1bd",
+    warn="#7a4f00",
     warn_bg="#fff3d6",
     warn_border="#ecd39a",
+    good="#1b6b34",
+    good_bg="#e3f4e8",
+    good_border="#b5dfc1",
     disabled_text="#8a8f99",
     syntax=Syntax(
         keyword="#7a2fc4",
@@ -130,8 +138,12 @@ DARK = Tokens(
     danger="#ff8f86",
     danger_bg="#3a2224",
     danger_border="#6b3036",
+    warn="#f2c46d",
     warn_bg="#3a3019",
     warn_border="#66532a",
+    good="#8fdca4",
+    good_bg="#1d3526",
+    good_border="#2f5a3c",
     disabled_text="#7c808a",
     syntax=Syntax(
         keyword="#cf9bff",
