@@ -117,7 +117,9 @@ def test_stream_stop_and_close(qtbot: QtBot, arun, window: MainWindow, tiny_mode
         assert reply["role"] == "assistant" and reply["content"]
         assert [m["role"] for m in chat.conversation] == ["user", "assistant"]
         growth = [n for n in lengths if n > 0]
-        assert len(growth) >= 3, lengths  # text arrived over several updates
+        # Text arrived in more than one update (not all at the end). On a loaded 2-core
+        # machine the tiny model's 600 tokens can land in two frames ([188, 1667] seen).
+        assert len(growth) >= 2, lengths
         assert growth == sorted(growth)
         assert view.flush_count >= 2
         assert not view.stop_button.isEnabled() and view.send_button.isEnabled()
