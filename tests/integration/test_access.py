@@ -69,7 +69,7 @@ def _until(check: Callable[[], bool], seconds: float = 30) -> bool:
     while time.monotonic() < deadline:
         if check():
             return True
-        time.sleep(0.2)
+        time.sleep(0.05)
     return False
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import llama_cpp
 import pytest
 
+from engine_runs import run
 from hearth.core.errors import QueueFullError
 from hearth.core.generation import Finished, FinishReason, GenerationRequest, TextDelta
 from hearth.core.model_info import LoadConfig
@@ -31,16 +32,6 @@ def greedy(prompt: str, max_tokens: int = 24) -> GenerationRequest:
         prompt=prompt,
         params=SamplingParams(temperature=0, max_tokens=max_tokens, logit_bias=NO_EOG),
     )
-
-
-async def run(engine: Engine, request: GenerationRequest) -> tuple[str, Finished]:
-    parts: list[str] = []
-    async for event in engine.generate(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-        else:
-            return "".join(parts), event
-    raise AssertionError("no Finished event")
 
 
 def test_concurrent_greedy_equals_one_at_a_time(tiny_model_q8):

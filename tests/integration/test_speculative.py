@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from engine_runs import collect as run
 from hearth.core.errors import ModelLoadError
 from hearth.core.generation import (
     Finished,
@@ -42,20 +43,6 @@ def greedy(prompt: str, max_tokens: int = 48, **params: object) -> GenerationReq
     return GenerationRequest(
         prompt=prompt, params=SamplingParams.from_request(max_tokens=max_tokens, **values)
     )
-
-
-async def run(
-    engine: Engine, request: GenerationRequest
-) -> tuple[str, Finished, list[TokenLogprob]]:
-    parts: list[str] = []
-    logprobs: list[TokenLogprob] = []
-    async for event in engine.generate(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-            logprobs.extend(event.logprobs)
-        else:
-            return "".join(parts), event, logprobs
-    raise AssertionError("no Finished event")
 
 
 def outputs(engine: Engine, requests: list[GenerationRequest]) -> list[tuple[str, Finished]]:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import gguf_factory
-from hearth.core.generation import ChatMessage, Finished, GenerationRequest, TextDelta
+from engine_runs import run
+from hearth.core.generation import ChatMessage, GenerationRequest
 from hearth.core.model_info import LoadConfig
 from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine
@@ -38,16 +39,6 @@ def load(model: Path, n_parallel: int = 1) -> Engine:
     engine = Engine()
     engine.load(LoadConfig(model_path=model, n_ctx=1024, n_parallel=n_parallel, n_threads=2))
     return engine
-
-
-async def run(engine: Engine, request: GenerationRequest) -> tuple[str, Finished]:
-    parts: list[str] = []
-    async for event in engine.generate(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-        else:
-            return "".join(parts), event
-    raise AssertionError("no Finished event")
 
 
 def greedy(prompt: str = "", max_tokens: int = 16, **params: object) -> GenerationRequest:
