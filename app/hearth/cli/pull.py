@@ -1,7 +1,8 @@
 """``hearth pull``: download a GGUF model from Hugging Face, checking the fit first.
 
-Without a quantization named, it picks the largest one that fits this machine; the
-download resumes after a drop or a quit and is verified before it is kept.
+Without a quantization named, it picks the largest one that fits this machine (beside
+the ``--draft-model`` it will be used with, if one is named: ``cli.fit.read_draft``);
+the download resumes after a drop or a quit and is verified before it is kept.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hearth.cli.console import err, out
-from hearth.cli.fit import usable_system
+from hearth.cli.fit import Draft, DraftError, add_draft_argument, read_draft, usable_system
 from hearth.cli.progress import ProgressLine
 from hearth.core.units import format_bytes
 
@@ -29,6 +30,7 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     pull.add_argument("--ctx", type=int, default=4096, help="context to check the fit for")
     pull.add_argument("--force", action="store_true", help="download even if it won't fit")
     pull.add_argument("--list", action="store_true", help="only list the quantizations")
+    add_draft_argument(pull)
     pull.set_defaults(handler=run)
 
 
@@ -52,7 +54,12 @@ Confirm = Callable[[str], bool]
 async def _pull_async(args: argparse.Namespace) -> int:
     if args.list:
         return _list_quants(args.ref)
-    path = await pull_model(args.ref, ctx=args.ctx, force=args.force)
+    try:
+        draft = read_draft(args.draft_model)
+    except DraftError as exc:
+        err(str(exc))
+        return 1
+    path = await pull_model(args.ref, ctx=args.ctx, force=args.force, draft=draft)
     return 0 if path is not None else 1
 
 
@@ -70,11 +77,17 @@ def _list_quants(ref: str) -> int:
 
 
 async def pull_model(
-    ref: str, *, ctx: int, force: bool = False, confirm: Confirm | None = None
+    ref: str,
+    *,
+    ctx: int,
+    force: bool = False,
+    confirm: Confirm | None = None,
+    draft: Draft | None = None,
 ) -> Path | None:
     """Download ``OWNER/REPO[:QUANT]`` into the models folder (resuming, verified) and
-    return the first file; None after a message on stderr. A model that won't fit is
-    downloaded only with ``force`` or when ``confirm`` says yes."""
+    return the first file; None after a message on stderr. A model that won't fit
+    (beside ``draft``, when given) is downloaded only with ``force`` or when ``confirm``
+    says yes."""
     from hearth.config.paths import default_paths
     from hearth.hub import DownloadManager, DownloadState, list_repo_gguf
     from hearth.hub.header import remote_metadata
@@ -92,12 +105,12 @@ async def pull_model(
     meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                            size=model.files[0].size)  # fmt: skip
     if not quant:  # no quantization named: the largest one that fits this machine
-        best = _suggest(listing, meta, ctx)
+        best = _suggest(listing, meta, ctx, draft)
         if best is not None and best is not model:
             model = best
             meta = remote_metadata(repo_id, model.files[0].path, revision=revision,
                                    size=model.files[0].size)  # fmt: skip
-    verdict = _fit(meta, ctx)
+    verdict = _fit(meta, ctx, draft)
     out(f"{repo_id} {model.quant or model.name}: {format_bytes(model.total_size or 0)}")
     out(f"Fit at {ctx} tokens: {verdict.summary}")
     wont_fit = verdict.verdict.value == "won't fit" and not force
@@ -136,7 +149,9 @@ def _check_quant_name(model: GgufModel, path: Path) -> None:
         err(f"Note: the file name says {model.quant}, but the file is {actual}.")
 
 
-def _suggest(listing: RepoListing, meta: GgufMetadata, n_ctx: int) -> GgufModel | None:
+def _suggest(
+    listing: RepoListing, meta: GgufMetadata, n_ctx: int, draft: Draft | None
+) -> GgufModel | None:
     from hearth.hardware.fit import ContextPlan, QuantCandidate, suggest_quantization
 
     candidates = [
@@ -144,7 +159,8 @@ def _suggest(listing: RepoListing, meta: GgufMetadata, n_ctx: int) -> GgufModel 
         for m in listing.models
         if m.complete and m.total_size
     ]
-    suggestion = suggest_quantization(meta, candidates, ContextPlan(n_ctx=n_ctx), usable_system())
+    suggestion = suggest_quantization(meta, candidates, ContextPlan(n_ctx=n_ctx), usable_system(),
+                                      draft.meta if draft else None)  # fmt: skip
     if suggestion is None:
         return None
     return next((m for m in listing.models if m.name == suggestion.candidate.name), None)
@@ -159,7 +175,9 @@ def _choose(listing: RepoListing, quant: str) -> GgufModel | None:
     return preferred[0] if preferred else models[0]
 
 
-def _fit(meta: GgufMetadata, n_ctx: int) -> FitEstimate:
+def _fit(meta: GgufMetadata, n_ctx: int, draft: Draft | None = None) -> FitEstimate:
     from hearth.hardware.fit import ContextPlan, estimate_fit
 
-    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), usable_system())
+    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), usable_system(),
+                        draft=draft.meta if draft else None,
+                        draft_name=draft.name if draft else "")  # fmt: skip

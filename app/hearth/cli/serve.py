@@ -62,7 +62,10 @@ def library_finder() -> Finder:
     return find
 
 
-def _resolve(path: Path, flag: str, find: Finder) -> Path:
+def resolve_model_file(path: Path, flag: str, find: Finder | None = None) -> Path:
+    """``path`` if it is a file, else the library model of that name (``hearth fit`` and
+    ``hearth pull`` resolve ``--draft-model`` here too); ``UnknownModelError`` if neither."""
+    find = find or library_finder()
     if path.is_file():
         return path
     found = find(str(path))
@@ -82,9 +85,10 @@ def resolve_model_names(settings: LaunchSettings, find: Finder | None = None) ->
     load = settings.load
     changes: dict[str, Path] = {}
     if settings.has_model:
-        changes["model_path"] = _resolve(Path(load.model_path), "--model", find)
+        changes["model_path"] = resolve_model_file(Path(load.model_path), "--model", find)
     if load.draft_model_path is not None:
-        changes["draft_model_path"] = _resolve(Path(load.draft_model_path), "--draft-model", find)
+        draft = Path(load.draft_model_path)
+        changes["draft_model_path"] = resolve_model_file(draft, "--draft-model", find)
     if not changes:
         return settings
     return dataclasses.replace(settings, load=dataclasses.replace(load, **changes))  # type: ignore[arg-type]

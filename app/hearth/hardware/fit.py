@@ -244,11 +244,13 @@ def estimate_fit(
     *,
     weight_scale: float = 1.0,
     draft: GgufMetadata | None = None,
+    draft_name: str = "",
 ) -> FitEstimate:
     """Decide where the model goes: all on the GPU, split, CPU only, or nowhere.
 
     ``draft``: the header of a draft model loaded beside it (speculative decoding),
-    whose memory counts too, placed as the target is (see ``draft_split``)."""
+    whose memory counts too, placed as the target is (see ``draft_split``); the
+    summary names it ``draft_name``, so a fit chip's tooltip says what it counted."""
     mem = estimate_memory(meta, plan, weight_scale=weight_scale)
     draft_mem = estimate_memory(draft, plan) if draft is not None else None
     ram, vram = system.usable_ram, system.usable_vram
@@ -285,8 +287,9 @@ def estimate_fit(
             draft_memory=draft_mem,
         )
 
+    named = f"{draft_name} " if draft_name else ""
     with_draft = "" if draft_mem is None else (
-        f" This includes the draft model ({format_bytes(draft_mem.total_bytes)})."
+        f" This includes the draft model {named}({format_bytes(draft_mem.total_bytes)})."
     )  # fmt: skip
 
     if system.gpus and n > 0:
@@ -366,14 +369,16 @@ def rank_quantizations(
     candidates: Sequence[QuantCandidate],
     plan: ContextPlan,
     system: SystemMemory,
+    draft: GgufMetadata | None = None,
 ) -> list[tuple[QuantCandidate, FitEstimate]]:
     """Estimate each candidate from ``meta`` (any quantization of the same model):
-    the architecture and context are shared, only the weights scale with file size."""
+    the architecture and context are shared, only the weights scale with file size.
+    A ``draft`` model to be loaded beside it counts in each."""
     base = max(1, meta.tensor_bytes)
     ranked = []
     for cand in sorted(candidates, key=lambda c: c.size_bytes, reverse=True):
         scale = max(0, cand.size_bytes - meta.data_offset) / base
-        ranked.append((cand, estimate_fit(meta, plan, system, weight_scale=scale)))
+        ranked.append((cand, estimate_fit(meta, plan, system, weight_scale=scale, draft=draft)))
     return ranked
 
 
@@ -382,10 +387,11 @@ def suggest_quantization(
     candidates: Sequence[QuantCandidate],
     plan: ContextPlan,
     system: SystemMemory,
+    draft: GgufMetadata | None = None,
 ) -> QuantSuggestion | None:
-    """The largest candidate that runs fully on the GPU; failing that, the largest that
-    fits at all (split or CPU only); None when none fits."""
-    ranked = rank_quantizations(meta, candidates, plan, system)
+    """The largest candidate that runs fully on the GPU (beside ``draft``, if given);
+    failing that, the largest that fits at all (split or CPU only); None when none fits."""
+    ranked = rank_quantizations(meta, candidates, plan, system, draft)
     for wanted in ({FitVerdict.FULL_GPU}, {FitVerdict.PARTIAL_GPU, FitVerdict.CPU_ONLY}):
         for cand, est in ranked:
             if est.verdict in wanted:

@@ -313,3 +313,17 @@ def test_with_a_partial_offload_the_draft_gets_the_same_layer_count() -> None:
     gpu10, _ = draft_split(mem, 10, full=False)
     assert gpu10 >= sum(mem.layer_weights) + mem.output_bytes
     assert draft_split(mem, 0, full=False) == (0, mem.total_bytes)
+
+
+def test_the_suggested_quant_leaves_room_for_the_draft_it_is_named_in_the_summary() -> None:
+    plan = ContextPlan(n_ctx=8192)
+    alone = suggest_quantization(META, REPO, plan, machine(32, 8))
+    beside = suggest_quantization(META, REPO, plan, machine(32, 8), draft=DRAFT)
+    assert alone is not None and beside is not None
+    assert beside.estimate.verdict is FitVerdict.FULL_GPU
+    labels = [c.label for c in REPO]
+    # the draft takes GPU memory too, so the largest quant that fits beside it is smaller
+    assert labels.index(beside.candidate.label) > labels.index(alone.candidate.label)
+    assert all(est.draft_memory is not None for _, est in beside.ranked)
+    named = estimate_fit(META, plan, machine(64), draft=DRAFT, draft_name="llama-0.5b")
+    assert "This includes the draft model llama-0.5b (" in named.summary
