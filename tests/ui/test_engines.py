@@ -61,7 +61,7 @@ def test_add_test_pick_chat_and_remove_a_remote_engine(
         # Empty state, with the next step.
         await box.refresh()
         assert box.empty_label.isVisibleTo(box) and not box.table.isVisibleTo(box)
-        assert "add it here by its URL" in box.empty_label.text()
+        assert "Add one by its URL" in box.empty_label.text()
         assert not box.edit_button.isEnabled() and not box.remove_button.isEnabled()
 
         # Add: a bad URL, a port where nothing listens and a wrong key are each named;

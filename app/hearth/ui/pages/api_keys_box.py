@@ -15,30 +15,36 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from hearth.config.api_keys import ApiKey, create_key, load_keys, revoke_key
 from hearth.config.secrets import SecretStoreError
+from hearth.ui.section import Message, Section
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.threads import in_thread
 
 
-class ApiKeysBox(QGroupBox):
+class ApiKeysBox(Section):
     """The key list and its buttons; ``keys`` mirrors the keyring after each change."""
 
     keys_changed = Signal()  # after the table was refilled from the keyring
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("API keys", parent)
+        super().__init__(
+            "API keys",
+            "Apps send a key as a Bearer token. Needed on the LAN, or when “Require an "
+            "API key” is on; a new key is shown once.",
+            parent,
+            icon_kind="key",
+        )
+        self.setObjectName("apiKeysSection")
         self.keys: list[ApiKey] = []
         self._build()
 
@@ -71,8 +77,7 @@ class ApiKeysBox(QGroupBox):
         self.copy_key_button.clicked.connect(self.copy_selected_key)
         self.revoke_button = QPushButton("Revoke", self)
         self.revoke_button.setAccessibleName("Revoke the selected API key")
-        self.keys_message = QLabel(self)
-        self.keys_message.setWordWrap(True)
+        self.keys_message = Message(self)
         create_row = QHBoxLayout()
         create_row.addWidget(self.key_name, 1)
         create_row.addWidget(self.create_button)
@@ -83,12 +88,13 @@ class ApiKeysBox(QGroupBox):
         key_buttons.addStretch(1)
         key_buttons.addWidget(self.copy_key_button)
         key_buttons.addWidget(self.revoke_button)
-        keys_layout = QVBoxLayout(self)
-        keys_layout.addLayout(create_row)
-        keys_layout.addLayout(new_row)
-        keys_layout.addWidget(self.keys_table)
-        keys_layout.addLayout(key_buttons)
-        keys_layout.addWidget(self.keys_message)
+        for line in (create_row, new_row, key_buttons):
+            line.setSpacing(SPACE["s"])
+        self.body.addLayout(create_row)
+        self.body.addLayout(new_row)
+        self.body.addWidget(self.keys_table)
+        self.body.addLayout(key_buttons)
+        self.body.addWidget(self.keys_message)
 
     # ------------------------------------------------------------------ keyring
     async def reload(self) -> None:

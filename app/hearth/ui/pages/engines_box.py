@@ -16,7 +16,6 @@ import logging
 
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -33,22 +31,26 @@ from hearth.config.secrets import SecretStoreError
 from hearth.supervisor import SupervisorError, WorkerError
 from hearth.supervisor.engines_api import EngineTest
 from hearth.ui.pages.engines_dialog import EngineDialog, WorkerSource, test_summary
+from hearth.ui.section import Message, Section
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
+DESCRIPTION = (
+    "Models too big for this computer can run on a GPU box or cluster (vLLM, "
+    "llama-server, LM Studio, SGLang, Ollama or another Hearth)."
+)
 EMPTY = (
-    "No remote engines yet. When a model is too big for this computer, run it on a GPU "
-    "box or cluster (vLLM, llama-server, LM Studio, SGLang, Ollama or another Hearth) "
-    "and add it here by its URL: its models then appear in the model picker as "
-    "name/model, and at Hearth's endpoint in every dialect."
+    "No remote engines yet. Add one by its URL: its models then appear in the model "
+    "picker as name/model, and at Hearth's endpoint in every dialect."
 )
 COLUMNS = ("Name", "Kind", "URL", "Key", "Health")
 MAX_TABLE_PX = 180  # about five engines; more scroll
 
 
-class EnginesBox(QGroupBox):
+class EnginesBox(Section):
     """The engines table and its buttons; ``engines`` mirrors the registry."""
 
     def __init__(
@@ -58,7 +60,7 @@ class EnginesBox(QGroupBox):
         *,
         registry: EngineRegistry | None = None,
     ) -> None:
-        super().__init__("Remote engines", parent)
+        super().__init__("Remote engines", DESCRIPTION, parent, icon_kind="engines")
         self.setObjectName("enginesBox")
         self.registry = registry or EngineRegistry()
         self.worker = worker
@@ -96,18 +98,17 @@ class EnginesBox(QGroupBox):
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setAccessibleName("Remove the selected engine and its key")
         self.remove_button.clicked.connect(self.remove_selected)
-        self.message = QLabel(self)
+        self.message = Message(self)
         self.message.setObjectName("enginesMessage")
-        self.message.setWordWrap(True)
         buttons = QHBoxLayout()
+        buttons.setSpacing(SPACE["s"])
         for button in (self.add_button, self.edit_button, self.test_button, self.remove_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.empty_label)
-        layout.addWidget(self.table)
-        layout.addLayout(buttons)
-        layout.addWidget(self.message)
+        self.body.addWidget(self.empty_label)
+        self.body.addWidget(self.table)
+        self.body.addLayout(buttons)
+        self.body.addWidget(self.message)
         self._show_rows()
 
     # ------------------------------------------------------------------ the list

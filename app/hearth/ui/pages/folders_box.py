@@ -1,4 +1,4 @@
-"""Settings' "Folders" box: where data, settings, logs and models live, and a way there.
+"""Settings' "Data folders" section: where data, settings, logs and models live, and a way there.
 
 Each row shows the real path (selectable, to paste into a bug report) and a "Show in
 file manager" button. The button creates the folder first (a fresh install has no logs
@@ -16,9 +16,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from hearth.config.folders import UserFolder
+from hearth.ui.section import Message, Section
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -36,7 +38,7 @@ def _make_folder(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-class FoldersBox(QGroupBox):
+class FoldersBox(Section):
     """One row per folder: label, read-only path, "Show in file manager"."""
 
     opened = Signal(str, bool)  # folder key, whether the opener accepted it
@@ -47,14 +49,23 @@ class FoldersBox(QGroupBox):
         opener: Opener | None = None,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__("Folders", parent)
-        self.setAccessibleName("Folders")
+        super().__init__(
+            "Data folders",
+            "Where Hearth keeps its data, settings, logs and downloaded models. Copy a path "
+            "into a bug report, or open the folder.",
+            parent,
+            icon_kind="data_folders",
+        )
+        self.setObjectName("foldersSection")
         self.folders = {f.key: f for f in folders}
         self._opener: Opener = opener or open_in_file_manager
         self._tasks = TaskSet()
         self.fields: dict[str, QLineEdit] = {}
         self.buttons: dict[str, QPushButton] = {}
-        grid = QGridLayout(self)
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(SPACE["s"])
+        grid.setVerticalSpacing(SPACE["s"])
         for row, folder in enumerate(folders):
             name = folder.label.lower()
             field = QLineEdit(str(folder.path), self)
@@ -70,11 +81,11 @@ class FoldersBox(QGroupBox):
             grid.addWidget(button, row, 2)
             self.fields[folder.key] = field
             self.buttons[folder.key] = button
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
+        self.message = Message(self)
         self.message.setAccessibleName("Folders message")
         grid.addWidget(self.message, len(folders), 0, 1, 3)
         grid.setColumnStretch(1, 1)
+        self.body.addLayout(grid)
 
     def show_folder(self, key: str) -> asyncio.Task[bool]:
         """Create the folder if needed, then open it; the task's result says if it opened."""

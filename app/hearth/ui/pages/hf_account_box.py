@@ -21,12 +21,10 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -44,15 +42,18 @@ from hearth.config.secrets import (
 )
 from hearth.hub.client import hub_endpoint, make_api
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.section import Section
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
-NOT_LOGGED_IN = (
-    "Not logged in. A token lets Hearth download gated models (Llama, Gemma and others "
-    "whose licence you accepted on Hugging Face) and your private ones."
+DESCRIPTION = (
+    "A token lets Hearth download gated models (Llama, Gemma and others whose licence "
+    "you accepted on Hugging Face) and your private ones."
 )
+NOT_LOGGED_IN = "Not logged in."
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,11 @@ def whoami(token: str) -> Account:
     return Account(str(name) if name else None)
 
 
-class HfAccountBox(QGroupBox):
+class HfAccountBox(Section):
     changed = Signal()  # logged in or out
 
     def __init__(self, store: SettingsStore, parent: QWidget | None = None) -> None:
-        super().__init__("Hugging Face account", parent)
+        super().__init__("Hugging Face account", DESCRIPTION, parent, icon_kind="account")
         self.setObjectName("hfAccountBox")
         self.settings_store = store
         self._tasks = TaskSet()
@@ -120,15 +121,15 @@ class HfAccountBox(QGroupBox):
         self.file_check.setAccessibleName("Keep the token in a file instead of the keyring")
         self.file_check.setChecked(store.settings.secret_store == StoreChoice.FILE.value)
         row = QHBoxLayout()
+        row.setSpacing(SPACE["s"])
         row.addWidget(self.token_edit, 1)
         row.addWidget(self.login_button)
         row.addWidget(self.logout_button)
         row.addWidget(self.tokens_button)
-        col = QVBoxLayout(self)
-        col.addWidget(self.status)
-        col.addLayout(row)
-        col.addWidget(self.file_check)
-        col.addWidget(self.where)
+        self.body.addWidget(self.status)
+        self.body.addLayout(row)
+        self.body.addWidget(self.file_check)
+        self.body.addWidget(self.where)
         self.refresh_task = self._tasks.spawn(self._refresh(), name="hf-account")
         # A box closed while the keyring or the Hub answers: drop the answer.
         self.destroyed.connect(lambda _obj=None, tasks=self._tasks: tasks.cancel_all())

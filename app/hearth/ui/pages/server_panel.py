@@ -27,7 +27,6 @@ from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -49,6 +48,7 @@ from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import ApiKeysBox
 from hearth.ui.pages.request_log_table import RequestLogTable
 from hearth.ui.pages.snippet_tabs import SNIPPET_TITLES, SnippetTabs
+from hearth.ui.section import Section
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,13 @@ class ServerPanel(QWidget):
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
         s = self.store.settings
-        endpoint_box = QGroupBox("Endpoint", self)
+        endpoint_box = Section(
+            "Endpoint",
+            "One address for other apps, on this computer or on your network.",
+            self,
+            icon_kind="network",
+        )
+        endpoint_box.setObjectName("endpointSection")
         self.enabled_check = QCheckBox("Serve the loaded model to other apps", endpoint_box)
         self.enabled_check.setAccessibleName("Endpoint on")
         self.enabled_check.setChecked(s.endpoint_enabled)
@@ -137,7 +143,9 @@ class ServerPanel(QWidget):
         port_row.addWidget(self.port_spin)
         port_row.addWidget(self.apply_button)
         port_row.addStretch(1)
-        form = QFormLayout(endpoint_box)
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        endpoint_box.body.addLayout(form)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         form.addRow(self.enabled_check)
         form.addRow("Port", port_row)

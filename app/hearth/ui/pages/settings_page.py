@@ -16,12 +16,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -38,13 +36,17 @@ from hearth.ui.pages.engines_box import EnginesBox
 from hearth.ui.pages.engines_dialog import WorkerSource
 from hearth.ui.pages.folders_box import FoldersBox, Opener
 from hearth.ui.pages.hf_account_box import HfAccountBox
+from hearth.ui.section import Message, Section
 from hearth.ui.style.theme import THEMES, apply_theme
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
 KIB = 1024
+CONTENT_MAX_WIDTH = 960  # a readable column on a wide window, as in LM Studio and Jan
+LIST_MAX_PX = 120  # a few folders; the list scrolls past that
 
 
 class SettingsPage(QWidget):
@@ -78,83 +80,128 @@ class SettingsPage(QWidget):
 
     def _build(self) -> None:
         s = self.store.settings
-        folders_box = QGroupBox("Models folders", self)
-        self.own_folder_label = QLabel(
-            f"Hearth's own folder (always scanned): {self.library.models_dir}", folders_box
-        )
-        self.own_folder_label.setWordWrap(True)
-        self.folders_list = QListWidget(folders_box)
-        self.folders_list.setAccessibleName("Models folders")
-        self.folders_list.setMaximumHeight(120)  # a few folders; it scrolls past that
-        self.add_folder_button = QPushButton("Add folder…", folders_box)
-        self.add_folder_button.setAccessibleName("Add a models folder")
-        self.add_folder_button.clicked.connect(self._choose_folder)
-        self.remove_folder_button = QPushButton("Remove", folders_box)
-        self.remove_folder_button.setAccessibleName("Remove the selected models folder")
-        self.remove_folder_button.clicked.connect(self.remove_selected_folder)
-        self.folders_message = QLabel(folders_box)
-        self.folders_message.setWordWrap(True)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.add_folder_button)
-        buttons.addWidget(self.remove_folder_button)
-        buttons.addStretch(1)
-        col = QVBoxLayout(folders_box)
-        col.addWidget(self.own_folder_label)
-        col.addWidget(self.folders_list)
-        col.addLayout(buttons)
-        col.addWidget(self.folders_message)
-
-        downloads_box = QGroupBox("Downloads", self)
-        self.concurrency_spin = QSpinBox(downloads_box)
-        self.concurrency_spin.setAccessibleName("Downloads at once")
-        self.concurrency_spin.setRange(1, 8)
-        self.concurrency_spin.setValue(max(1, min(8, s.download_concurrency)))
-        self.bandwidth_spin = QSpinBox(downloads_box)
-        self.bandwidth_spin.setAccessibleName("Bandwidth limit")
-        self.bandwidth_spin.setRange(0, 10_000_000)
-        self.bandwidth_spin.setSingleStep(512)
-        self.bandwidth_spin.setSuffix(" KiB/s")
-        self.bandwidth_spin.setSpecialValueText("No limit")
-        self.bandwidth_spin.setValue(s.bandwidth_limit_bps // KIB)
-        for spin in (self.concurrency_spin, self.bandwidth_spin):
-            spin.setMaximumWidth(220)  # a number, not a line of text
-        form = QFormLayout(downloads_box)
-        form.addRow("Downloads at once", self.concurrency_spin)
-        form.addRow("Bandwidth limit", self.bandwidth_spin)
-
         self.hf_account = HfAccountBox(self.store, self)
         self.engines_box = EnginesBox(self._engines_worker, self)
-
-        look_box = QGroupBox("Appearance", self)
-        self.theme_combo = QComboBox(look_box)
-        self.theme_combo.setAccessibleName("Theme")
-        self.theme_combo.addItems([t.capitalize() for t in THEMES])
-        theme = s.theme if s.theme in THEMES else "system"
-        self.theme_combo.setCurrentIndex(THEMES.index(theme))
-        QFormLayout(look_box).addRow("Theme", self.theme_combo)
-
         folders = user_folders(
             self.library.paths, config_dir=self.store.path.parent, logs_dir=self._log_dir
         )
         self.folders_box = FoldersBox(folders, opener=self._opener, parent=self)
         self.folders_box.fields["config"].setToolTip(f"Settings file: {self.store.path}")
         self.data_field = self.folders_box.fields["data"]
+        self.sections: list[Section] = [
+            self._models_section(),
+            self._downloads_section(s.download_concurrency, s.bandwidth_limit_bps),
+            self.hf_account,
+            self.engines_box,
+            self._appearance_section(s.theme),
+            self.folders_box,
+        ]
 
         title = QLabel("Settings", self)
         title.setProperty("role", "title")
-        layout = QVBoxLayout(self)
-        layout.addWidget(title)
-        layout.addWidget(folders_box)
-        layout.addWidget(downloads_box)
-        layout.addWidget(self.hf_account)
-        layout.addWidget(self.engines_box)
-        layout.addWidget(look_box)
-        layout.addWidget(self.folders_box)
-        layout.addStretch(1)
+        subtitle = QLabel("Changes are saved as you make them.", self)
+        subtitle.setObjectName("settingsSubtitle")
+        subtitle.setProperty("role", "muted")
+        column = QWidget(self)
+        column.setObjectName("settingsColumn")
+        column.setMaximumWidth(CONTENT_MAX_WIDTH)
+        col = QVBoxLayout(column)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(SPACE["l"])
+        header = QVBoxLayout()
+        header.setSpacing(SPACE["xs"])
+        header.addWidget(title)
+        header.addWidget(subtitle)
+        col.addLayout(header)
+        for section in self.sections:
+            col.addWidget(section)
+        col.addStretch(1)
+        page = QHBoxLayout(self)
+        page.setContentsMargins(SPACE["xl"], SPACE["l"], SPACE["xl"], SPACE["xl"])
+        page.addStretch(1)  # the sides take what the column's maximum width leaves
+        page.addWidget(column, 1000)
+        page.addStretch(1)
 
         self.concurrency_spin.valueChanged.connect(self._save_downloads)
         self.bandwidth_spin.valueChanged.connect(self._save_downloads)
         self.theme_combo.currentIndexChanged.connect(self._save_theme)
+
+    def _models_section(self) -> Section:
+        box = Section(
+            "Models folders",
+            "Folders Hearth scans for GGUF models besides its own. Their models show up "
+            "in the Library; the files stay where they are.",
+            self,
+            icon_kind="folders",
+        )
+        box.setObjectName("modelsFoldersSection")
+        self.own_folder_label = QLabel(
+            f"Hearth's own folder, always scanned: {self.library.models_dir}", box
+        )
+        self.own_folder_label.setProperty("role", "muted")
+        self.own_folder_label.setWordWrap(True)
+        self.own_folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.folders_list = QListWidget(box)
+        self.folders_list.setAccessibleName("Models folders")
+        self.folders_list.setVisible(False)  # until there is a folder to list
+        self.add_folder_button = QPushButton("Add folder…", box)
+        self.add_folder_button.setAccessibleName("Add a models folder")
+        self.add_folder_button.clicked.connect(self._choose_folder)
+        self.remove_folder_button = QPushButton("Remove", box)
+        self.remove_folder_button.setAccessibleName("Remove the selected models folder")
+        self.remove_folder_button.clicked.connect(self.remove_selected_folder)
+        self.remove_folder_button.setEnabled(False)
+        self.folders_list.currentRowChanged.connect(
+            lambda row: self.remove_folder_button.setEnabled(row >= 0)
+        )
+        self.folders_message = Message(box)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(SPACE["s"])
+        buttons.addWidget(self.add_folder_button)
+        buttons.addWidget(self.remove_folder_button)
+        buttons.addStretch(1)
+        box.body.addWidget(self.own_folder_label)
+        box.body.addWidget(self.folders_list)
+        box.body.addLayout(buttons)
+        box.body.addWidget(self.folders_message)
+        return box
+
+    def _downloads_section(self, concurrency: int, limit_bps: int) -> Section:
+        box = Section(
+            "Downloads",
+            "How downloads from Hugging Face share this machine's connection.",
+            self,
+            icon_kind="downloads",
+        )
+        box.setObjectName("downloadsSection")
+        self.concurrency_spin = QSpinBox(box)
+        self.concurrency_spin.setAccessibleName("Downloads at once")
+        self.concurrency_spin.setRange(1, 8)
+        self.concurrency_spin.setValue(max(1, min(8, concurrency)))
+        self.bandwidth_spin = QSpinBox(box)
+        self.bandwidth_spin.setAccessibleName("Bandwidth limit")
+        self.bandwidth_spin.setRange(0, 10_000_000)
+        self.bandwidth_spin.setSingleStep(512)
+        self.bandwidth_spin.setSuffix(" KiB/s")
+        self.bandwidth_spin.setSpecialValueText("No limit")
+        self.bandwidth_spin.setValue(limit_bps // KIB)
+        box.add_row(
+            "Downloads at once",
+            self.concurrency_spin,
+            "Files that download in parallel; the others wait in the queue.",
+        )
+        box.add_row("Bandwidth limit", self.bandwidth_spin, "For all downloads together.")
+        return box
+
+    def _appearance_section(self, theme: str) -> Section:
+        box = Section("Appearance", "", self, icon_kind="appearance")
+        box.setObjectName("appearanceSection")
+        self.theme_combo = QComboBox(box)
+        self.theme_combo.setAccessibleName("Theme")
+        self.theme_combo.addItems([t.capitalize() for t in THEMES])
+        self.theme_combo.setCurrentIndex(THEMES.index(theme if theme in THEMES else "system"))
+        box.add_row("Theme", self.theme_combo, "System follows your desktop's light or dark mode.")
+        return box
 
     # ------------------------------------------------------------------ values
     def _save_downloads(self) -> None:
@@ -182,6 +229,11 @@ class SettingsPage(QWidget):
         folders = await in_thread(self.library.folders)
         self.folders_list.clear()
         self.folders_list.addItems([str(f) for f in folders])
+        self.folders_list.setVisible(bool(folders))
+        rows = sum(self.folders_list.sizeHintForRow(r) for r in range(len(folders)))
+        self.folders_list.setFixedHeight(
+            min(LIST_MAX_PX, rows + 2 * self.folders_list.frameWidth() + SPACE["xs"])
+        )
         self.folders_changed.emit()
 
     def _choose_folder(self) -> None:

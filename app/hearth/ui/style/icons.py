@@ -38,6 +38,12 @@ NAMES = {
     "edit": "mdi6.pencil-outline",
     "delete": "mdi6.delete-outline",
     "model": "mdi6.cube-outline",
+    "folders": "mdi6.folder-multiple-outline",
+    "data_folders": "mdi6.folder-cog-outline",
+    "account": "mdi6.account-circle-outline",
+    "engines": "mdi6.cloud-outline",
+    "appearance": "mdi6.palette-outline",
+    "key": "mdi6.key-outline",
 }
 
 

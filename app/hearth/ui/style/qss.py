@@ -1,7 +1,8 @@
 """The one app-wide stylesheet, built from a theme's tokens.
 
 Object names and dynamic properties select the app's own pieces: ``#pageRail`` (the
-left navigation), ``QFrame[card="true"]`` (empty-state and page cards),
+left navigation), ``QFrame[card="true"]`` (empty-state and page cards, clickable),
+``QFrame[section="true"]`` (the titled panels of Settings and Server, ``ui/section.py``),
 ``QPushButton[primary="true"]`` (the one main action of a view), ``QLabel[role=...]``
 ("title", "subtitle", "muted", "caption"). Everything else is stock widgets, kept close
 to the Fusion style so that combo boxes and spin boxes keep their native arrows.
@@ -60,12 +61,6 @@ QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus {{ border: 1px solid {t.a
 QTextBrowser#transcript {{ border: none; border-radius: 0px; padding: {s}px {l_}px; }}
 QPlainTextEdit#chatInput {{ border-radius: {r_m}px; padding: {s}px; }}
 
-QGroupBox {{ color: {t.text}; background: {t.surface}; border: 1px solid {t.border};
-    border-radius: {r_m}px; margin-top: {l_ + 4}px; padding: {m}px {s}px {s}px {s}px; }}
-QGroupBox::title {{ subcontrol-origin: margin; subcontrol-position: top left;
-    left: {SPACE["xs"]}px; padding: 0px {SPACE["xs"]}px; color: {t.text};
-    font-weight: 600; }}
-
 QListView, QTreeView, QTableView, QListWidget, QTreeWidget, QTableWidget {{
     color: {t.text}; background: {t.surface}; alternate-background-color: {t.surface_alt};
     border: 1px solid {t.border}; border-radius: {r_s}px;
@@ -90,6 +85,8 @@ QProgressBar::chunk {{ background: {t.accent_fill}; border-radius: {r_s}px; }}
 QFrame[card="true"] {{ background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r_l}px; }}
 QFrame[card="true"]:hover {{ border: 1px solid {t.accent}; }}
+QFrame[section="true"] {{ background: {t.surface}; border: 1px solid {t.border};
+    border-radius: {r_l}px; }}
 QWidget#emptyState {{ background: {t.surface}; }}
 QLabel[role="title"] {{ color: {t.text}; font-size: {TYPE["title"]}pt; font-weight: 600; }}
 QLabel[role="display"] {{ color: {t.text}; font-size: {TYPE["display"]}pt; font-weight: 600; }}
