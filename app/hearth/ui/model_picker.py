@@ -4,7 +4,9 @@ remote engines' models (``engine/model``).
 
 Choosing a library model asks for the Load dialog (``chosen``), as Library's Load does.
 The list is read off the Qt thread (``Library.models()`` scans files), then each
-model's fit for this machine is judged from its header, also on a worker thread.
+model's fit for this machine is judged from its header, also on a worker thread, as
+Library's chips are (``library_rows.estimates``): with the draft model the model's
+saved Load-dialog choices name, since loading it brings that draft along.
 Remote models come from the worker's ``/v1/models`` (it asks the engines); choosing
 one needs no loading: the chat talks to it through the worker (``ChatModel``).
 """
@@ -32,14 +34,14 @@ from PySide6.QtWidgets import (
 
 from hearth.config.engines import EngineConfigError, EngineRegistry
 from hearth.core.units import format_bytes
-from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
-from hearth.hardware.probe import SystemMemory
 from hearth.hardware.speed import active_fraction
 from hearth.library import LocalModel
 from hearth.supervisor import SupervisorError, WorkerError, WorkerState, WorkerStatus
+from hearth.ui.app_settings import SettingsStore
 from hearth.ui.chat_model import ChatModel
 from hearth.ui.fit_chip import FitChip, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
+from hearth.ui.pages.library_rows import estimates
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.icons import icon
 from hearth.ui.style.tokens import SPACE, Tokens
@@ -49,7 +51,6 @@ from hearth.ui.threads import in_thread
 log = logging.getLogger(__name__)
 
 REMOTE_ROLE = Qt.ItemDataRole.UserRole + 1  # a remote row's model id (engine/model)
-FIT_CONTEXT = 4096  # as Library's chips: a load at this context (or the trained one)
 STATE_WORDS = {
     WorkerState.STOPPED: "No model loaded",
     WorkerState.STARTING: "Starting",
@@ -60,14 +61,6 @@ STATE_WORDS = {
 }
 
 
-def _estimate(model: LocalModel, system: SystemMemory) -> FitEstimate | None:
-    meta = model.metadata
-    if meta is None or not model.ok:
-        return None
-    n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
-    return estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system)
-
-
 class ModelPicker(QDialog):
     """The searchable list; ``chosen`` carries the model file to load."""
 
@@ -75,14 +68,23 @@ class ModelPicker(QDialog):
     remote_chosen = Signal(str)
 
     def __init__(
-        self, services: AppServices, speed: MachineSpeed, tasks: TaskSet, parent: QWidget
+        self,
+        services: AppServices,
+        speed: MachineSpeed,
+        tasks: TaskSet,
+        parent: QWidget,
+        *,
+        store: SettingsStore | None = None,
     ) -> None:
+        """``store`` holds the Load dialog's saved choices (default: the settings store
+        ``speed`` keeps the bandwidth in, which is the app's one store)."""
         super().__init__(parent)
         self.setObjectName("modelPicker")
         self.setWindowTitle("Choose a model")
         self.setAccessibleName("Choose a model to load")
         self.resize(560, 420)
         self.services, self.speed, self._tasks = services, speed, tasks
+        self.store = store if store is not None else speed.store
         self.models: list[LocalModel] = []
         self.remote_models: list[str] = []
         self.chat_model: ChatModel | None = None
@@ -142,11 +144,14 @@ class ModelPicker(QDialog):
         try:
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
-            estimates = await asyncio.to_thread(lambda: [_estimate(m, system) for m in self.models])
+            models = self.models
+            fits = await asyncio.to_thread(estimates, models, system, self.store)
         except Exception:  # the chips are a hint: the list stays usable without them
             log.exception("could not judge the models' fit")
             return
-        for row, (model, est) in enumerate(zip(self.models, estimates, strict=True)):
+        if models is not self.models:
+            return  # the list was read again meanwhile: its own judging fills the chips
+        for row, (model, est) in enumerate(zip(models, fits, strict=True)):
             chip = self.chip(row)
             if chip is None:
                 continue

@@ -233,7 +233,7 @@ class LibraryPage(QWidget):
         try:
             system = await self.services.system()
             bandwidth = await self.speed.bandwidth(system)
-            fits = await asyncio.to_thread(estimates, models, system)
+            fits = await asyncio.to_thread(estimates, models, system, self.speed.store)
         except Exception:
             log.exception("could not judge the library's models for this machine")
             return

@@ -4,6 +4,10 @@ Kept apart from the page (``library.py``), which owns the actions (import, delet
 quantize, load): this is how one ``LocalModel`` looks in a row. The capability chips
 show what the model's header says it can do (``library.capabilities``: tools,
 reasoning, fill-in-middle, embedding), worked out off the Qt thread with the listing.
+
+The fit chips (here and in the top bar's model picker: ``estimates``) judge the load
+the Load dialog would start: with the draft model a model's saved choices name
+(``saved_draft``), whose memory counts and whose name the chip's tooltip gives.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.core.model_info import LoadConfig
 from hearth.core.units import format_bytes, format_count
 from hearth.hardware.fit import ContextPlan, FitEstimate, estimate_fit
 from hearth.hardware.probe import SystemMemory
 from hearth.library import LocalModel, ModelSource
 from hearth.library.capabilities import Capability, model_capabilities
+from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.load_choices import model_key, saved_load_options
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import RADIUS, SPACE
 
@@ -141,8 +148,27 @@ def row_chips(table: QTableWidget, row: int) -> CapabilityChips | None:
     return cell if isinstance(cell, CapabilityChips) else None
 
 
-def estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimate | None]:
-    """The fit of each model at a 4K context (or its trained one, if shorter)."""
+def saved_draft(
+    store: SettingsStore, model: LocalModel, listing: dict[str, LocalModel]
+) -> LocalModel | None:
+    """The draft model loading ``model`` would bring along: the one its saved Load-dialog
+    choices name, kept by ``LoadOptions.apply`` (the "draft" mode), as the worker gets
+    it. ``listing`` maps ``model_key`` to the library's models: as in the Load dialog
+    (``load_speculation``), a draft no longer in the library counts as none."""
+    options = saved_load_options(store, model.path)
+    if options is None:
+        return None
+    path = options.apply(LoadConfig(model_path=model.path)).draft_model_path
+    draft = listing.get(model_key(path)) if path is not None else None
+    return draft if draft is not None and draft.ok else None
+
+
+def estimates(
+    models: list[LocalModel], system: SystemMemory, store: SettingsStore | None = None
+) -> list[FitEstimate | None]:
+    """The fit of each model at a 4K context (or its trained one, if shorter), with the
+    draft model its choices saved in ``store`` name (blocking: resolves paths)."""
+    listing = {model_key(m.path): m for m in models} if store is not None else {}
     out: list[FitEstimate | None] = []
     for model in models:
         meta = model.metadata
@@ -150,5 +176,10 @@ def estimates(models: list[LocalModel], system: SystemMemory) -> list[FitEstimat
             out.append(None)
             continue
         n_ctx = min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT)
-        out.append(estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system))
+        draft = saved_draft(store, model, listing) if store is not None else None
+        if draft is not None:
+            log.debug("the fit of %s counts its draft %s", model.name, draft.name)
+        out.append(estimate_fit(meta, ContextPlan(n_ctx=n_ctx), system,
+                                draft=draft.metadata if draft else None,
+                                draft_name=draft.name if draft else ""))  # fmt: skip
     return out
