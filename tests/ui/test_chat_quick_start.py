@@ -1,6 +1,7 @@
 """From first launch to a streaming reply in three clicks, against the local fake Hub:
-close the Welcome window, "Get a recommended model" (it downloads the recommended
-model that fits and loads it), then Send."""
+close the Welcome window, "Get a recommended model" (it chooses the first-run pick that
+fits, reads its file name from the repo's listing, downloads it and loads it), then
+Send."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from pytestqt.qtbot import QtBot
 from fake_hub import FakeHub
 from hearth.config.paths import AppPaths
 from hearth.hardware import SystemMemory
+from hearth.hub.picks import Pick
 from hearth.supervisor import WorkerState
 from hearth.ui import first_run
 from hearth.ui.chat_turns import ChatSettings
-from hearth.ui.first_run import Recommended
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.services import AppServices
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
@@ -72,9 +73,11 @@ def test_three_clicks_from_first_launch_to_a_streaming_reply(
             chat_settings=ChatSettings(max_tokens=24),
         )
         qtbot.addWidget(window)
-        too_big = Recommended("Huge", "chat", "hearth/huge", "huge.gguf", "Q8_0", 40 * GIB, GIB)
-        tiny = Recommended("Tiny chat", "chat", REPO, FILE, "Q8_0", len(data), 1024 * 1024)
-        window.quick_start.recommended = [too_big, tiny]
+        # Picks as the table has them: a repo and a quant, no file name (the listing
+        # gives it), except the huge one, which is never listed (it won't fit).
+        too_big = Pick("Huge", "chat", "hearth/huge", "Q8_0", 40 * GIB, GIB, file="huge-Q8_0.gguf")
+        tiny = Pick("Tiny chat", "chat", REPO, "Q8_0", len(data), 1024 * 1024, first_run=True)
+        window.quick_start.picks = (too_big, tiny)
         window.resize(1100, 750)
         window.show()
         counter = ClickCounter()
@@ -102,6 +105,8 @@ def test_three_clicks_from_first_launch_to_a_streaming_reply(
                     "the recommended model to download and load",
                 )
                 assert window.quick_start.chosen == tiny
+                listed = [r.path for r in hub.requests if r.path.startswith("/api/models/")]
+                assert listed and all(REPO in p for p in listed)  # the tiny one's listing
                 assert window.supervisor.model_path is not None
                 assert window.supervisor.model_path.read_bytes() == data
                 # 3. Type a question and Send: the reply streams.

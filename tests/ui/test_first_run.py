@@ -3,8 +3,9 @@
 The dialog gets the machine and the backend as the probes would report them (a GPU
 is not something a test machine can be made to have): a CUDA GPU with a CPU-only
 build shows the notice with the rebuild command; a GPU build, a machine without a
-GPU, or a broken library (its own message) show none. The fit chips are coloured by
-what the build can do.
+GPU, or a broken library (its own message) show none. The rows are the best fit of
+each category of the one picks table (``hub.picks``) for the machine as the build sees
+it, and their fit chips are coloured by what the build can do.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from hearth.core.units import GIB
+from hearth.hardware.fit import FitVerdict
 from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import GpuInfo, SystemMemory
-from hearth.ui.first_run import BackendInfo, FirstRunDialog, Fit
+from hearth.hub.picks import default_picks, fits_with_room, judge
+from hearth.ui.first_run import WELCOME_TITLE, BackendInfo, FirstRunDialog
 from hearth.ui.fit_chip import ChipLevel
 from hearth.ui.style.theme import apply_theme
 
@@ -61,10 +64,11 @@ def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun, tmp_p
     assert "llama.cpp backend: CPU (CPU only)" in dialog.hardware_label.text()
     # The build can't offload, so nothing is judged to fit on the GPU; fitting in RAM
     # beside an unused GPU is amber, not green.
-    assert Fit.GPU not in dialog.fits and Fit.PARTIAL not in dialog.fits
-    levels = {fit: _level(dialog, row) for row, fit in enumerate(dialog.fits)}
-    assert levels.get(Fit.CPU) is ChipLevel.WARN
-    assert levels.get(Fit.NO, ChipLevel.BAD) is ChipLevel.BAD
+    verdicts = [fit.verdict for fit in dialog.fits]
+    assert FitVerdict.FULL_GPU not in verdicts and FitVerdict.PARTIAL_GPU not in verdicts
+    levels = {fit.verdict: _level(dialog, row) for row, fit in enumerate(dialog.fits)}
+    assert levels.get(FitVerdict.CPU_ONLY) is ChipLevel.WARN
+    assert levels.get(FitVerdict.WONT_FIT, ChipLevel.BAD) is ChipLevel.BAD
     for theme in ("light", "dark"):  # for the docs: the notice as a user sees it
         apply_theme(theme)
         arun(asyncio.sleep(0.05))  # palette events
@@ -91,11 +95,40 @@ def test_no_notice_when_there_is_nothing_to_fix(
     assert dialog.offload_label.text() == ""
     levels = [_level(dialog, row) for row in range(dialog.table.rowCount())]
     assert ChipLevel.UNKNOWN not in levels  # every row judged
-    if backend is CUDA_BUILD:
-        assert Fit.GPU in dialog.fits  # the small picks fit in 11 GiB of VRAM
-        assert levels[dialog.fits.index(Fit.GPU)] is ChipLevel.GOOD
+    verdicts = [fit.verdict for fit in dialog.fits]
+    if backend is CUDA_BUILD:  # every category has a pick for 11 GiB of VRAM
+        assert verdicts == [FitVerdict.FULL_GPU] * len(verdicts)
+        assert levels == [ChipLevel.GOOD] * len(levels)
     if system is NO_GPU:
-        assert levels[dialog.fits.index(Fit.CPU)] is ChipLevel.GOOD
+        assert verdicts == [FitVerdict.CPU_ONLY] * len(verdicts)
+        assert levels == [ChipLevel.GOOD] * len(levels)
+
+
+def test_rows_are_the_best_fit_of_each_category(qtbot: QtBot, arun) -> None:
+    """One row per category of the picks table, in its order: on a 12 GB GPU the
+    largest pick of each that fits in VRAM with room (no model of a category is
+    hidden for being too big: its smallest shows with a red chip)."""
+    picks = default_picks()
+    dialog = _welcome(qtbot, arun, WITH_GPU, CUDA_BUILD)
+    assert [m.category for m in dialog.models] == list(picks.categories)
+    names = [dialog.table.item(row, 0).text() for row in range(dialog.table.rowCount())]
+    assert names == [m.name for m in dialog.models]
+    kinds = [dialog.table.item(row, 1).text() for row in range(dialog.table.rowCount())]
+    assert kinds == list(picks.categories.values())
+    for model, fit in zip(dialog.models, dialog.fits, strict=True):
+        same_kind = [p for p in picks.picks if p.category == model.category]
+        bigger = [p for p in same_kind if p.size_bytes > model.size_bytes]
+        assert not [p for p in bigger if fits_with_room(judge(p, WITH_GPU), WITH_GPU)]
+        assert fit.verdict is FitVerdict.FULL_GPU
+    # A machine too small for anything: each category shows its smallest, in red.
+    tiny = SystemMemory(GIB, GIB // 2, 2, 2)
+    small = _welcome(qtbot, arun, tiny, CPU_BUILD)
+    assert [f.verdict for f in small.fits] == [FitVerdict.WONT_FIT] * len(picks.categories)
+    assert {_level(small, row) for row in range(small.table.rowCount())} == {ChipLevel.BAD}
+    for model in small.models:
+        assert model.size_bytes == min(
+            p.size_bytes for p in picks.picks if p.category == model.category
+        )
 
 
 def test_quick_start_says_a_gpu_goes_unused(
@@ -115,3 +148,6 @@ def test_quick_start_says_a_gpu_goes_unused(
     assert arun(start.cpu_note(CPU_BUILD)) == ""  # no GPU: nothing to fix
     assert arun(start.cpu_note(CUDA_BUILD)) == ""  # the build offloads (not even probed)
     assert arun(start.cpu_note(BROKEN)) == ""  # a broken library has its own message
+    # The note names the Help menu's entry as the menu shows it.
+    assert f"Help > {WELCOME_TITLE}" in quick_start.CPU_NOTE
+    assert window.extras.welcome_action.text().replace("&", "") == WELCOME_TITLE

@@ -1,21 +1,20 @@
-"""First run: what this machine has, and which recommended models fit it.
+"""First run: what this machine has, and which recommended models suit it.
 
-Shown once on first start (``Settings.first_run_done``) and from Help > Welcome. The
-recommended list lives in ``resources/recommended.json``; each row gets a fit chip
-(green, amber, red, as in Discover). The hardware probe and the llama.cpp backend query
-run on worker threads. When the machine has a GPU that this llama.cpp build can't use
-(a source install built CPU-only), a notice says so with the command that rebuilds it
-(``hardware.offload_notice``): otherwise models silently run many times slower.
+Shown once on first start (``Settings.first_run_done``) and from the Help menu
+(:data:`WELCOME_TITLE`). The models come from the one table of picks (``hub.picks``, the
+file Discover opens on): one row per category, its best fit for this machine
+(``hub.picks.suggestions``), each with a fit chip (green, amber, red, as in Discover).
+The hardware probe and the llama.cpp backend query run on worker threads, and the rows
+appear when both have answered. When the machine has a GPU that this llama.cpp build
+can't use (a source install built CPU-only), a notice says so with the command that
+rebuilds it (``hardware.offload_notice``): otherwise models silently run many times
+slower.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
-from enum import Enum
-from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
@@ -33,9 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.config.launch import is_packaged
-from hearth.core.units import MIB, format_bytes
+from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory, probe_system
+from hearth.hardware.fit import FitVerdict
 from hearth.hardware.offload_notice import offload_notice, rebuild_command
+from hearth.hardware.speed import RoughFit
+from hearth.hub.picks import Pick, PicksFile, default_picks, judge, suggestions
 from hearth.supervisor.backend_probe import BackendProbe
 from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
 from hearth.ui.pages.quant_table import size_chip_column
@@ -44,73 +46,29 @@ from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
-RECOMMENDED_FILE = Path(__file__).resolve().parent / "resources" / "recommended.json"
-COMPUTE_OVERHEAD = 400 * MIB  # compute buffers and the like, for a 4K context
+WELCOME_TITLE = "Welcome and recommended models"  # the Help menu's entry; messages cite it
+
+FIT_WORDS = {
+    FitVerdict.FULL_GPU: "Fits on the GPU",
+    FitVerdict.PARTIAL_GPU: "Fits, partly on the GPU",
+    FitVerdict.CPU_ONLY: "Fits in RAM (CPU)",
+    FitVerdict.WONT_FIT: "Too big for this machine",
+}
 
 
-@dataclass(frozen=True)
-class Recommended:
-    name: str
-    kind: str  # "chat" or "coding"
-    repo: str
-    file: str
-    quant: str
-    size_bytes: int
-    kv_bytes: int  # f16 KV cache for a 4K context
-    description: str = ""
-
-    @property
-    def need_bytes(self) -> int:
-        return self.size_bytes + self.kv_bytes + COMPUTE_OVERHEAD
-
-
-class Fit(str, Enum):
-    GPU = "Fits on the GPU"
-    PARTIAL = "Fits, partly on the GPU"
-    CPU = "Fits in RAM (CPU)"
-    NO = "Too big for this machine"
-
-
-def load_recommended(path: Path = RECOMMENDED_FILE) -> list[Recommended]:
-    data: Any = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        Recommended(
-            name=str(m["name"]),
-            kind=str(m["kind"]),
-            repo=str(m["repo"]),
-            file=str(m["file"]),
-            quant=str(m["quant"]),
-            size_bytes=int(m["size_bytes"]),
-            kv_bytes=int(m.get("kv_mib_4k", 512)) * MIB,
-            description=str(m.get("description", "")),
-        )
-        for m in data["models"]
-    ]
-
-
-def judge_fit(model: Recommended, system: SystemMemory, gpu_offload: bool = True) -> Fit:
-    """Rough fit from the file size (no header is at hand before downloading)."""
-    need = model.need_bytes
-    ram = system.usable_ram
-    vram = 0
-    if gpu_offload:
-        vram = system.usable_vram
-    if vram and need <= vram:
-        return Fit.GPU
-    if vram and need <= vram + ram:
-        return Fit.PARTIAL
-    if need <= ram:
-        return Fit.CPU
-    return Fit.NO
-
-
-def fit_chip(fit: Fit, model: Recommended, system: SystemMemory) -> Chip:
-    """The coloured chip for a row: amber when it runs but not all on a GPU there is."""
-    level = {Fit.GPU: ChipLevel.GOOD, Fit.PARTIAL: ChipLevel.WARN, Fit.NO: ChipLevel.BAD}.get(
-        fit, ChipLevel.WARN if system.gpus else ChipLevel.GOOD
-    )
-    tip = f"Needs about {format_bytes(model.need_bytes)} with a 4K context."
-    return Chip(level, fit.value, tip)
+def fit_chip(fit: RoughFit, system: SystemMemory) -> Chip:
+    """The coloured chip for a row. ``system`` is the machine as it is: running in RAM
+    beside a GPU there is (one this build can't use) is amber, as is a tight fit."""
+    level = {
+        FitVerdict.FULL_GPU: ChipLevel.GOOD,
+        FitVerdict.PARTIAL_GPU: ChipLevel.WARN,
+        FitVerdict.WONT_FIT: ChipLevel.BAD,
+    }.get(fit.verdict, ChipLevel.WARN if system.gpus else ChipLevel.GOOD)
+    words = FIT_WORDS[fit.verdict]
+    if fit.tight and level is ChipLevel.GOOD:
+        level, words = ChipLevel.WARN, f"{words}, tight"
+    tip = f"Needs about {format_bytes(fit.need_bytes)} with a 4K context."
+    return Chip(level, words, tip)
 
 
 @dataclass(frozen=True)
@@ -167,7 +125,7 @@ def hardware_summary(system: SystemMemory, backend: BackendInfo | None) -> str:
 
 
 class FirstRunDialog(QDialog):
-    """Welcome: hardware summary and recommended models marked by fit."""
+    """Welcome: hardware summary, and the best fit of each category of picks."""
 
     ready = Signal()  # the probes finished and the table shows fits
     model_chosen = Signal(str, str)  # repo, file (double-click a row)
@@ -178,8 +136,11 @@ class FirstRunDialog(QDialog):
         system: SystemMemory | None = None,
         backend: BackendInfo | None = None,
         backend_probe: BackendProbe | None = None,
+        picks: PicksFile | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        """``system`` and ``backend`` skip their probes; ``picks`` replaces the shipped
+        table (tests)."""
         super().__init__(parent)
         self._backend_probe = backend_probe or BackendProbe()
         self.setWindowTitle("Welcome to Hearth")
@@ -187,13 +148,14 @@ class FirstRunDialog(QDialog):
         self.resize(760, 520)
         self.system = system
         self.backend = backend
-        self.models = load_recommended()
-        self.fits: list[Fit] = []
+        self.picks = picks or default_picks()
+        self.models: list[Pick] = []  # the rows, once the machine is known
+        self.fits: list[RoughFit] = []
         self._tasks = TaskSet()
         intro = QLabel(
             "<h2>Welcome to Hearth</h2>Run language models privately on this machine. "
-            "Here is what it has, and models that suit it. Find them in Discover "
-            "(double-click a row).",
+            "Here is what it has, and the model of each kind that suits it best. "
+            "Double-click a row to open it in Discover, which has more picks.",
             self,
         )
         intro.setWordWrap(True)
@@ -211,7 +173,7 @@ class FirstRunDialog(QDialog):
         self.copy_command_button.clicked.connect(self._copy_command)
         self.copy_command_button.hide()
         self.rebuild_command = ""
-        self.table = QTableWidget(len(self.models), 5, self)
+        self.table = QTableWidget(0, 5, self)
         self.table.setAccessibleName("Recommended models")
         self.table.setHorizontalHeaderLabels(["Model", "For", "Quant", "Size", "Fit"])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -222,13 +184,6 @@ class FirstRunDialog(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Fixed)  # sized to its chips
-        for row, m in enumerate(self.models):
-            for col, text in enumerate((m.name, m.kind, m.quant, format_bytes(m.size_bytes))):
-                item = QTableWidgetItem(text)
-                item.setToolTip(f"{m.repo}/{m.file}\n{m.description}")
-                self.table.setItem(row, col, item)
-            self.table.setCellWidget(row, 4, chip_cell())
-        size_chip_column(self.table, 4)
         self.table.cellDoubleClicked.connect(self._chosen)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
@@ -277,12 +232,22 @@ class FirstRunDialog(QDialog):
         self.copy_command_button.setText("Copied: paste it in a terminal")
 
     def _show_fits(self) -> None:
+        """One row per category: its best fit on the machine as llama.cpp sees it."""
         assert self.system is not None
         offload = self.backend.gpu_offload if self.backend else True
-        self.fits = [judge_fit(m, self.system, offload) for m in self.models]
-        for row, (model, fit) in enumerate(zip(self.models, self.fits, strict=True)):
+        seen = self.system if offload else self.system.without_gpus()
+        self.models = suggestions(self.picks, seen)
+        self.fits = [judge(m, seen) for m in self.models]
+        self.table.setRowCount(len(self.models))
+        for row, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
+            kind = self.picks.categories.get(m.category, m.category)
+            for col, text in enumerate((m.name, kind, m.quant, format_bytes(m.size_bytes))):
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"{m.repo}\n{m.description}")
+                self.table.setItem(row, col, item)
+            self.table.setCellWidget(row, 4, chip_cell())
             if (chip := self.chip(row)) is not None:
-                chip.set_chip(fit_chip(fit, model, self.system))
+                chip.set_chip(fit_chip(fit, self.system))
         size_chip_column(self.table, 4)
 
     def chip(self, row: int) -> FitChip | None:

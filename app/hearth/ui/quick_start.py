@@ -1,12 +1,15 @@
 """The empty Chat page's "Get a recommended model", in one click.
 
-It picks the first chat model of the recommended list (``first_run``) that fits this
-machine (the same rough check the Welcome window shows), downloads it with the app's
-download manager (so Downloads and the rail's badge show it, and a restart resumes
-it), then loads it with the options last chosen for it or the defaults. From first
-launch: close the Welcome window, this card, then Send: three clicks. On a machine
-with a GPU that this llama.cpp build can't use, its messages say the model will run
-on the CPU and where the fix is (the Welcome window's notice, ``hardware.offload_notice``).
+It chooses from the picks marked ``first_run`` in the one table of picks (``hub.picks``,
+the file Discover opens on): their best fit for this machine (``hub.picks.best_fit``,
+the rule the Welcome window's rows follow). The file to fetch is read from the repo's
+listing on the Hub (``hub.picks.resolve_pick``), so a renamed or split file is found;
+it is downloaded with the app's download manager (so Downloads and the rail's badge
+show it, and a restart resumes it), then loaded with the options last chosen for it or
+the defaults. From first launch: close the Welcome window, this card, then Send: three
+clicks. On a machine with a GPU that this llama.cpp build can't use, its messages say
+the model will run on the CPU and where the fix is (the Welcome window's notice,
+``hardware.offload_notice``).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from hearth.config.launch import is_packaged
 from hearth.core.units import format_bytes
 from hearth.hardware import probe_system
 from hearth.hardware.offload_notice import offload_notice
-from hearth.hub import DownloadEvent, DownloadState
+from hearth.hub import DownloadEvent, DownloadState, HubError
+from hearth.hub.picks import Pick, best_fit, default_picks, resolve_pick
 from hearth.ui import first_run
-from hearth.ui.first_run import BackendInfo, Fit, Recommended, judge_fit, load_recommended
+from hearth.ui.first_run import WELCOME_TITLE, BackendInfo
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -34,8 +38,13 @@ log = logging.getLogger(__name__)
 
 CPU_NOTE = (
     " It will run on the CPU: this build of llama.cpp can't use the GPU"
-    " (Help > Welcome says how to fix that)."
+    f" (Help > {WELCOME_TITLE} says how to fix that)."
 )
+
+
+def _sentence(exc: Exception) -> str:
+    """An error's message as one sentence with its full stop."""
+    return str(exc).strip().rstrip(".") + "."
 
 
 class QuickStart(QObject):
@@ -46,10 +55,11 @@ class QuickStart(QObject):
         super().__init__(window)
         self.window = window
         self._tasks = tasks
-        self.recommended: list[Recommended] = load_recommended()
-        self.chosen: Recommended | None = None
+        self.picks: tuple[Pick, ...] = default_picks().first_run  # tests put their own
+        self.chosen: Pick | None = None
         self.task: asyncio.Task[None] | None = None
-        self._download_id: int | None = None
+        self._done: dict[int, int] = {}  # download id -> bytes so far (shards: several)
+        self._total = 0
         self.note = ""  # CPU_NOTE when a GPU is here that the build can't use
         window.services.download_event.connect(self._progress)
 
@@ -63,43 +73,47 @@ class QuickStart(QObject):
         self.task = self._tasks.spawn(self._run(), name="quick-start")
         return self.task
 
-    def pick(self, fits: list[Fit]) -> Recommended | None:
-        """The first chat model that fits (the list is ordered best first)."""
-        for model, fit in zip(self.recommended, fits, strict=True):
-            if model.kind == "chat" and fit is not Fit.NO:
-                return model
-        return None
-
     async def _run(self) -> None:
         w = self.window
         self.status.emit("Checking what this computer can run…")
-        system = await w.services.system()
+        system = await w.services.system()  # as llama.cpp sees it
         backend = await in_thread(first_run.probe_backend, w.services.backend)
-        fits = [judge_fit(m, system, backend.gpu_offload) for m in self.recommended]
         self.note = await self.cpu_note(backend)
-        choice = self.chosen = self.pick(fits)
+        choice = self.chosen = best_fit(self.picks, system)
         if choice is None:
             self.status.emit("None of the recommended models fits here: Discover has smaller ones.")
             w.show_page("Discover")
             return
-        size = format_bytes(choice.size_bytes)
+        self.status.emit(f"Finding the {choice.quant} file of {choice.name}…")
+        try:
+            files = await in_thread(resolve_pick, choice)
+        except HubError as exc:
+            log.warning("quick start: no file for %s: %s", choice.repo, exc)
+            self.status.emit(f"Could not get {choice.name}: {_sentence(exc)}")
+            return
+        self._total = files.size_bytes
+        size = format_bytes(files.size_bytes)
         self.status.emit(f"Downloading {choice.name} ({size})…{self.note}")
         try:
-            handle = w.services.downloads.add(choice.repo, choice.file)
-            self._download_id = handle.id
-            path = await handle.wait()
+            handles = [
+                w.services.downloads.add(files.repo, path, revision=files.revision)
+                for path in files.paths
+            ]
+            self._done = {h.id: 0 for h in handles}
+            paths = [await h.wait() for h in handles]
         except Exception as exc:
             log.warning("quick start: the download failed: %s", exc)
-            self.status.emit(f"The download failed: {exc}. Downloads can retry it.")
+            self.status.emit(f"The download failed: {_sentence(exc)} Downloads can retry it.")
             return
         self.status.emit(f"Loading {choice.name}…{self.note}")
-        await w.open_model(path)
+        await w.open_model(paths[0])  # a split model loads from its first shard
 
     def _progress(self, event: DownloadEvent) -> None:
-        if event.download_id != self._download_id or self.chosen is None:
+        if event.download_id not in self._done or self.chosen is None:
             return
-        if event.state is DownloadState.RUNNING and event.total:
-            pct = round(100 * event.bytes_done / event.total)
+        if event.state is DownloadState.RUNNING and self._total:
+            self._done[event.download_id] = event.bytes_done
+            pct = min(100, round(100 * sum(self._done.values()) / self._total))
             self.status.emit(f"Downloading {self.chosen.name}: {pct}%{self.note}")
 
     async def cpu_note(self, backend: BackendInfo) -> str:

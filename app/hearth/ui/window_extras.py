@@ -1,9 +1,10 @@
 """The main window's model-loading, server, settings and first-run parts.
 
 Kept out of ``main_window.py`` so that file only wires them in: the Load dialog
-("Open model…" and the model picker, Ctrl+L, go through it), load Cancel and Eject, the Server and
-Settings pages (Ctrl+, shows Settings), Help > Welcome (the first-run window, shown
-once on first start), and the window's geometry and splitter sizes saved in Settings.
+("Open model…" and the model picker, Ctrl+L, go through it), load Cancel and Eject,
+the Server and Settings pages (Ctrl+, shows Settings), Help > Welcome and recommended
+models (the first-run window, shown once on first start), and the window's geometry
+and splitter sizes saved in Settings.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
-from hearth.ui.first_run import FirstRunDialog
+from hearth.ui.first_run import WELCOME_TITLE, FirstRunDialog
 from hearth.ui.pages.server_panel import ServerPanel
 from hearth.ui.pages.settings_page import SettingsPage
 
@@ -65,7 +66,7 @@ class WindowExtras(QObject):
         self.preferences_action.setShortcut(QKeySequence("Ctrl+,"))
         self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         self.preferences_action.triggered.connect(lambda: w.show_page("Settings"))
-        self.welcome_action = QAction("&Welcome and recommended models", w)
+        self.welcome_action = QAction(f"&{WELCOME_TITLE}", w)
         self.welcome_action.triggered.connect(self.show_first_run)
 
         model_menu = w.menuBar().addMenu("&Model")

@@ -1,6 +1,7 @@
 """Discover's opening view: picked models by category, each with a fit chip.
 
-The curated list comes from ``resources/picks.json`` (``hub.picks``); when the Hub
+The curated list is the one table of picks (``hub.picks``, ``resources/picks.json``),
+which the Welcome window and the quick start also choose from; when the Hub
 answers, its trending GGUF repos join as a "Trending" category (offline: the file
 alone, and no error: picks work without a network). Each pick is a card; a single
 click (or Enter) opens the repo's model page. The chips are judged from the file size
@@ -11,7 +12,6 @@ speed estimate from its measured memory bandwidth.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent
@@ -29,15 +29,14 @@ from PySide6.QtWidgets import (
 
 from hearth.core.units import format_bytes
 from hearth.hardware.probe import SystemMemory
-from hearth.hardware.speed import Bandwidth, rough_fit
-from hearth.hub.picks import TRENDING, Pick, load_picks, trending
+from hearth.hardware.speed import Bandwidth
+from hearth.hub.picks import TRENDING, Pick, PicksFile, default_picks, judge, trending
 from hearth.ui.fit_chip import FitChip, chip_for_rough
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
-PICKS_FILE = Path(__file__).resolve().parents[1] / "resources" / "picks.json"
 ALL = "all"
 COLUMNS_WIDE = 3
 WIDE_PX = 1100  # from this width on, three columns of cards; else two
@@ -90,7 +89,7 @@ class PickCard(QFrame):
         if not p.size_bytes:
             self.chip.set_unknown("Size unknown", "Open the model to check each file.")
             return
-        fit = rough_fit(p.size_bytes, p.kv_bytes, system)
+        fit = judge(p, system)  # the rule the Welcome window's suggestions use
         self.chip.set_chip(chip_for_rough(fit, bandwidth, active=p.active, size_bytes=p.size_bytes))
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
@@ -116,11 +115,12 @@ class PicksView(QWidget):
     repo_chosen = Signal(str)
     recommended_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, path: Path = PICKS_FILE) -> None:
+    def __init__(self, parent: QWidget | None = None, *, picks: PicksFile | None = None) -> None:
+        """``picks`` replaces the shipped table (tests)."""
         super().__init__(parent)
         self.setObjectName("discoverPicks")
         self.setAccessibleName("Picks")
-        picks_file = load_picks(path)
+        picks_file = picks or default_picks()
         self.categories: dict[str, str] = {ALL: "All", **picks_file.categories}
         self.cards: list[PickCard] = []
         self.category = ALL
