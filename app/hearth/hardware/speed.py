@@ -231,6 +231,25 @@ def speed_for_layers(
     return tokens_per_second(ram * active, gpu * active, bandwidth)
 
 
+def speculation_ceiling(plain_tok_s: float, draft_tok_s: float, draft_max: int) -> float:
+    """The most speculative decoding with a draft model can multiply ``plain_tok_s`` by.
+
+    A step drafts up to ``draft_max`` (k) tokens, each costing a draft token's time,
+    then the target checks them in one pass and keeps the agreeing ones plus one of its
+    own. If every drafted token is accepted and checking k+1 tokens costs what one
+    token does (decoding reads each weight once either way), a step yields k+1 tokens
+    for ``1 + k * c`` target-token times, ``c`` being a draft token's time over the
+    target's: ``(k + 1) / (1 + k * c)``, the all-accepted case of Leviathan et al.,
+    "Fast Inference from Transformers via Speculative Decoding" (2023). An upper bound:
+    on a CPU checking several tokens costs more than one, and rejected drafts add
+    nothing. 1.0 when the draft is too slow to ever pay."""
+    if plain_tok_s <= 0 or draft_tok_s <= 0:
+        return 1.0
+    k = max(1, draft_max)
+    cost = plain_tok_s / draft_tok_s  # a draft token's time, in target-token times
+    return max(1.0, (k + 1) / (1 + k * cost))
+
+
 def estimate_speed_from_size(
     model_bytes: int, bandwidth: Bandwidth, *, on_gpu: float = 0.0, active: float = 1.0
 ) -> float:

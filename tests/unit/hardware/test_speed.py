@@ -22,6 +22,8 @@ from hearth.hardware.speed import (
     gpu_bandwidth,
     machine_bandwidth,
     measure_ram_bandwidth,
+    speculation_ceiling,
+    speed_for_layers,
     tokens_per_second,
 )
 from hearth.library.gguf_metadata import GgufMetadata, TensorInfo, tensor_nbytes
@@ -205,3 +207,29 @@ def test_guess_from_a_repo_name() -> None:
     assert size == 18_000_000_000 and active == pytest.approx(0.1)
     assert guess_from_name("HuggingFaceTB/SmolLM2-135M-Instruct-GGUF")[0] == 81_000_000
     assert guess_from_name("someone/mystery-model-GGUF") == (0, 1.0)
+
+
+def test_the_speculation_ceiling_follows_the_two_models_costs() -> None:
+    # a draft token at a quarter of the target's time, 4 drafted, all accepted: 5 tokens
+    # for 1 + 4 * 0.25 = 2 target-token times
+    assert speculation_ceiling(100.0, 400.0, 4) == pytest.approx(2.5)
+    # a free draft gives k + 1 tokens per pass; a draft as slow as the target, nothing
+    assert speculation_ceiling(100.0, 1e12, 8) == pytest.approx(9.0)
+    assert speculation_ceiling(100.0, 100.0, 16) == 1.0
+    assert speculation_ceiling(100.0, 50.0, 16) == 1.0  # slower than the target: never pays
+    # more drafted tokens raise it, never past 1 / cost
+    ceilings = [speculation_ceiling(100.0, 1000.0, k) for k in (1, 4, 16, 64)]
+    assert ceilings == sorted(ceilings) and ceilings[-1] < 10.0
+
+
+def test_a_small_draft_has_a_higher_ceiling_than_a_large_one() -> None:
+    bw = Bandwidth(ram_bps=50 * GB)
+    plan = ContextPlan(n_ctx=4096)
+    target = estimate_fit(META, plan, SystemMemory(64 * GIB, 32 * GIB, 8, 16)).memory
+    plain = speed_for_layers(target, 0, bw)
+
+    def ceiling(n_layer: int) -> float:
+        draft = estimate_fit(llama3_8b(n_layer), plan, SystemMemory(64 * GIB, 32 * GIB, 8, 16))
+        return speculation_ceiling(plain, speed_for_layers(draft.memory, 0, bw), 16)
+
+    assert ceiling(2) > ceiling(8) > ceiling(24) > 1.0

@@ -34,7 +34,7 @@ from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate
 from hearth.hardware.fit import FitVerdict, estimate_fit
 from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import probe_system
-from hearth.hardware.speed import Bandwidth, active_fraction, format_speed, speed_for_layers
+from hearth.hardware.speed import Bandwidth, active_fraction, speed_for_layers
 from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
@@ -337,10 +337,13 @@ class LoadDialog(QDialog):
                 f"compute {format_bytes(draft.compute_bytes)}."
             )
         text += f"\n{place.describe()}"
+        speed_tip = ""
         if place.fits and self.bandwidth is not None and self.meta is not None:
             tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
                                      active_fraction(self.meta))  # fmt: skip
-            text += f"\nEstimated speed here: {format_speed(tok_s)}."
+            line, speed_tip = self.spec.speed_line(tok_s, draft, place.gpu_layers, self.bandwidth)
+            text += f"\n{line}"
+        self.estimate_label.setToolTip(speed_tip)
         level = ChipLevel.GOOD if place.fits else ChipLevel.BAD
         color = chip_colors(tokens_for(self.palette()), level).text
         self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")
