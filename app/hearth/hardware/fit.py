@@ -273,6 +273,11 @@ def estimate_fit(
         verdict: FitVerdict, layers: int, full: bool, summary: str, memory: MemoryBreakdown = mem
     ) -> FitEstimate:
         gpu, cpu = split(layers, full, memory)
+        if draft_mem is not None:  # the draft as this placement counts it (CPU or GPU)
+            named = f"{draft_name} " if draft_name else ""
+            summary += (
+                f" This includes the draft model {named}({format_bytes(draft_mem.total_bytes)})."
+            )
         return FitEstimate(
             verdict=verdict,
             gpu_layers=layers,
@@ -283,14 +288,9 @@ def estimate_fit(
             free_vram=vram,
             available_ram=ram,
             memory=memory,
-            summary=summary + with_draft,
+            summary=summary,
             draft_memory=draft_mem,
         )
-
-    named = f"{draft_name} " if draft_name else ""
-    with_draft = "" if draft_mem is None else (
-        f" This includes the draft model {named}({format_bytes(draft_mem.total_bytes)})."
-    )  # fmt: skip
 
     if system.gpus and n > 0:
         gpu, cpu = split(n, True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 import gguf
 import pytest
 
+from hearth.core.units import format_bytes
 from hearth.hardware.fit import (
     ContextPlan,
     FitVerdict,
@@ -326,4 +327,8 @@ def test_the_suggested_quant_leaves_room_for_the_draft_it_is_named_in_the_summar
     assert labels.index(beside.candidate.label) > labels.index(alone.candidate.label)
     assert all(est.draft_memory is not None for _, est in beside.ranked)
     named = estimate_fit(META, plan, machine(64), draft=DRAFT, draft_name="llama-0.5b")
-    assert "This includes the draft model llama-0.5b (" in named.summary
+    assert named.verdict is FitVerdict.CPU_ONLY and named.draft_memory is not None
+    # the size named is the draft as this placement counts it (on the CPU: its CPU buffers)
+    size = format_bytes(named.draft_memory.total_bytes)
+    assert f"This includes the draft model llama-0.5b ({size})." in named.summary
+    assert named.draft_memory == estimate_memory(DRAFT, plan, gpu_offload=False)
