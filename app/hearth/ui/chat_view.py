@@ -1,9 +1,11 @@
-"""The chat pane: transcript, input, Send / Stop / Regenerate, and a stats footer.
+"""The chat pane: transcript, a stats line with Regenerate, and the composer.
 
 The pane decides what can be done (buttons, Esc, the first-launch empty state, the
 theme, the reading width); the transcript itself, drawn as replies stream, is
-``chat_transcript.ChatTranscript``. The view holds no conversation state;
-``ChatController`` drives it.
+``chat_transcript.ChatTranscript``, and the message box with its Send/Stop button is
+``chat_composer.ChatComposer``. Regenerate sits at the end of the stats line (the
+last reply's own line), not in the composer, which stays one line tall in a small
+window. The view holds no conversation state; ``ChatController`` drives it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ import logging
 
 from PySide6.QtCore import QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
-from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hearth.ui.chat_composer import ChatComposer
 from hearth.ui.chat_transcript import ChatTranscript
@@ -21,7 +30,7 @@ from hearth.ui.md_render import MarkdownWriter
 from hearth.ui.message_card import Card, CardMeta
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
-from hearth.ui.style.tokens import Tokens
+from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +77,20 @@ class ChatView(QWidget):
         self.edit_banner = QLabel(self)
         self.edit_banner.setObjectName("editBanner")
         self.edit_banner.hide()
-        composer = ChatComposer(self)
+        self.regenerate_button = QToolButton(self)
+        self.regenerate_button.setObjectName("regenerateButton")
+        self.regenerate_button.setText("Regenerate")
+        self.regenerate_button.setToolTip("Write the last reply again (the others are kept)")
+        self.regenerate_button.setAccessibleName("Regenerate")
+        self.regenerate_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.regenerate_button.setAutoRaise(True)
+        self.regenerate_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        keep = self.regenerate_button.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)  # the stats line keeps its height: no jump
+        self.regenerate_button.setSizePolicy(keep)
+        self.composer = composer = ChatComposer(self)
         self.input = composer.input
         self.send_button, self.stop_button = composer.send_button, composer.stop_button
-        self.regenerate_button = composer.regenerate_button
         self.chat_page = chat = QWidget(self)
         col = QVBoxLayout(chat)
         col.setContentsMargins(0, 0, 0, 0)
@@ -83,7 +102,12 @@ class ChatView(QWidget):
         self._foot = foot = QVBoxLayout(self.footer)
         foot.setContentsMargins(0, 0, 0, 0)
         foot.setSpacing(0)
-        foot.addWidget(self.stats_label)
+        stats_row = QHBoxLayout()
+        stats_row.setContentsMargins(0, 0, SPACE["l"], 0)  # Regenerate lines up with Send
+        stats_row.setSpacing(SPACE["s"])
+        stats_row.addWidget(self.stats_label, 1)
+        stats_row.addWidget(self.regenerate_button)
+        foot.addLayout(stats_row)
         foot.addWidget(self.edit_banner)
         foot.addWidget(composer)
         col.addWidget(self.footer)
@@ -147,7 +171,7 @@ class ChatView(QWidget):
     def _refresh_icons(self) -> None:
         t = self.tokens
         self.send_button.setIcon(icon("send", t, color=t.on_accent))
-        self.stop_button.setIcon(icon("stop", t))
+        self.stop_button.setIcon(icon("stop", t, color=t.on_accent))
         self.regenerate_button.setIcon(icon("regenerate", t))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
@@ -172,7 +196,10 @@ class ChatView(QWidget):
         idle = self._can_send and not self._generating
         self.send_button.setEnabled(idle)
         self.stop_button.setEnabled(self._generating)
-        self.regenerate_button.setEnabled(idle and self._can_regenerate)
+        self.composer.set_generating(self._generating)
+        can_regenerate = idle and self._can_regenerate
+        self.regenerate_button.setEnabled(can_regenerate)
+        self.regenerate_button.setVisible(can_regenerate)  # only when there's a reply to redo
 
     def _stop(self) -> None:
         if self._generating:
@@ -197,7 +224,7 @@ class ChatView(QWidget):
         if text is None:
             self.edit_banner.hide()
             return
-        self.edit_banner.setText("Editing a message: Ctrl+Enter resends it, Esc cancels.")
+        self.edit_banner.setText("Editing a message: Enter resends it, Esc cancels.")
         self.edit_banner.show()
         self.input.setPlainText(text)
         self.input.setFocus()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from hearth.ui.style.icons import icon
@@ -23,7 +23,7 @@ from hearth.ui.style.tokens import SPACE
 log = logging.getLogger(__name__)
 
 CARD_MIN_WIDTH = 170  # two cards still fit beside the chat list at 800 px
-CARD_MAX_WIDTH = 280
+CARD_WIDTH = 250  # every card's width when there is room: a row of equal cards
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Card(QFrame):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumWidth(CARD_MIN_WIDTH)
-        self.setMaximumWidth(CARD_MAX_WIDTH)
+        self.setMaximumWidth(CARD_WIDTH)
         self.icon_label = QLabel(self)
         self.title_label = QLabel(spec.title, self)
         self.title_label.setProperty("role", "subtitle")
@@ -70,6 +70,12 @@ class Card(QFrame):
         col.addStretch(1)
         self.activated.connect(spec.action)
         self.refresh_icon()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """The same width for every card, whatever its text: the row's layout then
+        gives them equal widths (and shrinks them alike in a narrow window), and the
+        row gives them one height."""
+        return QSize(CARD_WIDTH, super().sizeHint().height())
 
     def refresh_icon(self) -> None:
         t = tokens_for(self.palette())
@@ -120,13 +126,13 @@ class EmptyState(QWidget):
         self.text_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.text_label.setWordWrap(True)
         self.cards = [Card(spec, self) for spec in cards]
-        row = QHBoxLayout()
+        self._row = row = QHBoxLayout()
         row.setSpacing(SPACE["m"])
         row.addStretch(1)
         for card in self.cards:
             row.addWidget(card)
         row.addStretch(1)
-        col = QVBoxLayout(self)
+        self._col = col = QVBoxLayout(self)
         col.setContentsMargins(SPACE["m"], SPACE["xl"], SPACE["m"], SPACE["xl"])
         col.setSpacing(SPACE["m"])
         col.addStretch(2)
@@ -135,6 +141,20 @@ class EmptyState(QWidget):
         col.addSpacing(SPACE["l"])
         col.addLayout(row)
         col.addStretch(3)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Cap every card at one whole-pixel width that fits the row: when the window
+        is too narrow for ``CARD_WIDTH`` each, the layout would otherwise round the
+        shrunk widths apart by a pixel."""
+        super().resizeEvent(event)
+        if not self.cards:
+            return
+        margins = self._col.contentsMargins()
+        room = event.size().width() - margins.left() - margins.right()
+        room -= self._row.spacing() * (len(self.cards) - 1)
+        width = max(CARD_MIN_WIDTH, min(CARD_WIDTH, room // len(self.cards)))
+        for card in self.cards:
+            card.setMaximumWidth(width)
 
     def card(self, name: str) -> Card:
         for card in self.cards:
