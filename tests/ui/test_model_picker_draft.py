@@ -19,12 +19,13 @@ from hearth.hardware.fit import ContextPlan, FitVerdict, estimate_fit
 from hearth.hardware.probe import RAM_RESERVE_BYTES, SystemMemory
 from hearth.library.gguf_metadata import read_metadata
 from hearth.ui.app_settings import SettingsStore
+from hearth.ui.dialogs.load_choices import model_key
 from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.fit_chip import ChipLevel, FitChip
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.model_picker import ModelPicker
 from hearth.ui.pages.library import LibraryPage
-from hearth.ui.pages.library_rows import FIT_CONTEXT
+from hearth.ui.pages.library_rows import FIT_CONTEXT, estimates
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 
@@ -133,3 +134,18 @@ def test_the_librarys_chip_counts_the_saved_draft(
     assert shown is not None and shown.level is ChipLevel.BAD
     assert f"This includes the draft model {spec_models['draft'].name} (" in shown.toolTip()
     assert FitVerdict.WONT_FIT.value in shown.toolTip().lower()
+
+
+def test_garbled_saved_choices_leave_the_model_judged_alone(
+    spec_models: dict[str, Path], setup: Setup
+) -> None:
+    services, store, _, system = setup
+    target = spec_models["target"]
+    store.settings.model_load_options[model_key(target)] = {
+        "spec_mode": "warp-speed",  # no such mode: as if hand-edited
+        "draft_model": str(spec_models["draft"]),
+    }
+    models = services.library.models()
+    (fit,) = [est for m, est in zip(models, estimates(models, system, store), strict=True)
+              if m.path == target]  # fmt: skip
+    assert fit is not None and fit.draft_memory is None and fit.verdict is FitVerdict.CPU_ONLY

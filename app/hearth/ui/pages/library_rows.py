@@ -158,7 +158,11 @@ def saved_draft(
     options = saved_load_options(store, model.path)
     if options is None:
         return None
-    path = options.apply(LoadConfig(model_path=model.path)).draft_model_path
+    try:
+        path = options.apply(LoadConfig(model_path=model.path)).draft_model_path
+    except ValueError as exc:  # a hand-edited settings file: an unknown mode
+        log.warning("the saved load choices of %s: %s", model.name, exc)
+        return None
     draft = listing.get(model_key(path)) if path is not None else None
     return draft if draft is not None and draft.ok else None
 
