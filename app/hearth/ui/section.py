@@ -8,14 +8,27 @@ the structure, so every section of every page has the same margins and header.
 
 ``add_row`` is the settings row people know from LM Studio and Jan: the setting's name
 with a hint under it on the left, its control on the right at the control's own width.
+``SectionIndex`` is a page's table of contents beside its scrolled sections.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
@@ -25,6 +38,8 @@ log = logging.getLogger(__name__)
 
 ICON_PX = 20
 ROW_CONTROL_PX = 200  # the controls of a section's rows line up in one right column
+INDEX_PX = 180
+INDEX_ITEM_PX = 32
 
 
 class Message(QLabel):
@@ -140,3 +155,64 @@ class Section(QFrame):
         if event.type() == QEvent.Type.PaletteChange:
             self.refresh_icon()  # icons are tinted for the theme
         super().changeEvent(event)
+
+
+class SectionIndex(QListWidget):
+    """One entry per section of a scrolled page: choosing one scrolls to its section,
+    and scrolling marks the section at the top, as LM Studio's and Jan's settings do."""
+
+    def __init__(
+        self, area: QScrollArea, sections: Sequence[Section], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("sectionIndex")
+        self.setAccessibleName("Sections")
+        self.area = area
+        self.sections = list(sections)
+        self._jumping = False  # scrolling to a chosen section: keep the choice marked
+        self._following = False  # marking the section scrolled to: do not scroll again
+        self.setFixedWidth(INDEX_PX)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        for section in self.sections:
+            item = QListWidgetItem(section.title())
+            item.setToolTip(section.description())
+            item.setSizeHint(QSize(INDEX_PX, INDEX_ITEM_PX))
+            self.addItem(item)
+        self.setFixedHeight(INDEX_ITEM_PX * len(self.sections) + 2 * SPACE["xs"])
+        self.setCurrentRow(0)
+        self.currentRowChanged.connect(self.go_to)
+        area.verticalScrollBar().valueChanged.connect(self._follow)
+
+    def top_of(self, section: Section) -> int:
+        """Where ``section`` starts in the scrolled content, less a margin above it."""
+        content = self.area.widget()
+        return max(0, section.mapTo(content, QPoint(0, 0)).y() - SPACE["l"])
+
+    def go_to(self, row: int) -> None:
+        """Scroll so the section of ``row`` is at the top (as far as the page scrolls)."""
+        if self._following or not 0 <= row < len(self.sections):
+            return
+        self._jumping = True
+        try:
+            self.area.verticalScrollBar().setValue(self.top_of(self.sections[row]))
+        finally:
+            self._jumping = False
+
+    def _follow(self, value: int) -> None:
+        if self._jumping:
+            return
+        bar = self.area.verticalScrollBar()
+        row = 0
+        for i, section in enumerate(self.sections):
+            if self.top_of(section) <= value:
+                row = i
+        if bar.maximum() > 0 and value >= bar.maximum():
+            row = len(self.sections) - 1  # the last ones never reach the top
+        self._following = True
+        try:
+            self.setCurrentRow(row)
+        finally:
+            self._following = False

@@ -17,13 +17,16 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -36,7 +39,7 @@ from hearth.ui.pages.engines_box import EnginesBox
 from hearth.ui.pages.engines_dialog import WorkerSource
 from hearth.ui.pages.folders_box import FoldersBox, Opener
 from hearth.ui.pages.hf_account_box import HfAccountBox
-from hearth.ui.section import Message, Section
+from hearth.ui.section import Message, Section, SectionIndex
 from hearth.ui.style.theme import THEMES, apply_theme
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
@@ -46,6 +49,7 @@ log = logging.getLogger(__name__)
 
 KIB = 1024
 CONTENT_MAX_WIDTH = 960  # a readable column on a wide window, as in LM Studio and Jan
+INDEX_MIN_PAGE_PX = 1000  # narrower (a 900 px window), the sections take the width
 LIST_MAX_PX = 120  # a few folders; the list scrolls past that
 
 
@@ -102,7 +106,13 @@ class SettingsPage(QWidget):
         subtitle = QLabel("Changes are saved as you make them.", self)
         subtitle.setObjectName("settingsSubtitle")
         subtitle.setProperty("role", "muted")
-        column = QWidget(self)
+        self.scroll = QScrollArea(self)
+        self.scroll.setObjectName("settingsSections")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        content = QWidget(self.scroll)
+        content.setObjectName("settingsContent")
+        column = QWidget(content)
         column.setObjectName("settingsColumn")
         column.setMaximumWidth(CONTENT_MAX_WIDTH)
         col = QVBoxLayout(column)
@@ -116,11 +126,23 @@ class SettingsPage(QWidget):
         for section in self.sections:
             col.addWidget(section)
         col.addStretch(1)
+        centre = QHBoxLayout(content)
+        centre.setContentsMargins(SPACE["xl"], SPACE["l"], SPACE["xl"], SPACE["xl"])
+        centre.addStretch(1)  # the sides take what the column's maximum width leaves
+        centre.addWidget(column, 1000)
+        centre.addStretch(1)
+        self.scroll.setWidget(content)
+        self.index = SectionIndex(self.scroll, self.sections, self)
+        self.index.setVisible(False)  # until the page is wide enough (resizeEvent)
+        side = QVBoxLayout()
+        side.setContentsMargins(SPACE["l"], SPACE["xl"] + SPACE["xxl"], 0, 0)
+        side.addWidget(self.index)
+        side.addStretch(1)
         page = QHBoxLayout(self)
-        page.setContentsMargins(SPACE["xl"], SPACE["l"], SPACE["xl"], SPACE["xl"])
-        page.addStretch(1)  # the sides take what the column's maximum width leaves
-        page.addWidget(column, 1000)
-        page.addStretch(1)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.setSpacing(0)
+        page.addLayout(side)
+        page.addWidget(self.scroll, 1)
 
         self.concurrency_spin.valueChanged.connect(self._save_downloads)
         self.bandwidth_spin.valueChanged.connect(self._save_downloads)
@@ -194,7 +216,9 @@ class SettingsPage(QWidget):
         return box
 
     def _appearance_section(self, theme: str) -> Section:
-        box = Section("Appearance", "", self, icon_kind="appearance")
+        box = Section(
+            "Appearance", "Light, dark, or as your desktop is.", self, icon_kind="appearance"
+        )
         box.setObjectName("appearanceSection")
         self.theme_combo = QComboBox(box)
         self.theme_combo.setAccessibleName("Theme")
@@ -202,6 +226,11 @@ class SettingsPage(QWidget):
         self.theme_combo.setCurrentIndex(THEMES.index(theme if theme in THEMES else "system"))
         box.add_row("Theme", self.theme_combo, "System follows your desktop's light or dark mode.")
         return box
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """The section index shows beside the sections only where both fit."""
+        self.index.setVisible(event.size().width() >= INDEX_MIN_PAGE_PX)
+        super().resizeEvent(event)
 
     # ------------------------------------------------------------------ values
     def _save_downloads(self) -> None:

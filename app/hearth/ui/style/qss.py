@@ -87,6 +87,15 @@ QFrame[card="true"] {{ background: {t.surface}; border: 1px solid {t.border};
 QFrame[card="true"]:hover {{ border: 1px solid {t.accent}; }}
 QFrame[section="true"] {{ background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r_l}px; }}
+QFrame[section="true"] QAbstractSpinBox, QFrame[section="true"] QComboBox {{
+    min-height: 22px; }}
+QListWidget#sectionIndex {{ background: transparent; border: none; outline: 0;
+    padding: {SPACE["xs"]}px 0px; }}
+QListWidget#sectionIndex::item {{ color: {t.text_muted}; padding: 0px {m}px;
+    border-radius: {r_s}px; }}
+QListWidget#sectionIndex::item:hover {{ background: {t.surface_alt}; color: {t.text}; }}
+QListWidget#sectionIndex::item:selected {{ background: {t.surface_alt}; color: {t.text};
+    font-weight: 600; }}
 QWidget#emptyState {{ background: {t.surface}; }}
 QLabel[role="title"] {{ color: {t.text}; font-size: {TYPE["title"]}pt; font-weight: 600; }}
 QLabel[role="display"] {{ color: {t.text}; font-size: {TYPE["display"]}pt; font-weight: 600; }}

@@ -1,0 +1,203 @@
+"""Settings as sections: every control fits at 1400x900 and 900x650 in both themes (the
+page scrolls instead of clipping), the section index scrolls to a section and follows
+the scrolling, and the sections' texts meet WCAG AA on the background really painted.
+
+The page sits in a scroll area the size of the window's page area, as ``PageRail``
+hosts it (the window less its rail, top bar, menu and status bar).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QImage, QPalette
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QFrame,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QSpinBox,
+    QWidget,
+)
+from pytestqt.qtbot import QtBot
+
+from hearth.ui.app_settings import SettingsStore
+from hearth.ui.pages.settings_page import SettingsPage
+from hearth.ui.section import Section
+from hearth.ui.style.theme import apply_theme
+from hearth.ui.style.tokens import contrast_ratio
+from hub_testing import isolated_hf  # noqa: F401 - autouse: a file keyring
+
+pytestmark = pytest.mark.ui
+
+AA = 4.5
+RAIL, CHROME = 84, 112  # the rail's width; menu, top bar and status bar heights
+WIDE, NARROW = (1400, 900), (900, 650)
+TITLES = [
+    "Models folders",
+    "Downloads",
+    "Hugging Face account",
+    "Remote engines",
+    "Appearance",
+    "Data folders",
+]
+
+
+def _hosted(
+    qtbot: QtBot, arun, tmp_path: Path, window: tuple[int, int], theme: str
+) -> tuple[QScrollArea, SettingsPage]:
+    """The page as the window shows it, once its folders, engines and account are read."""
+    apply_theme(theme)
+    page = SettingsPage(SettingsStore(tmp_path / "settings.json"), log_dir=tmp_path / "logs")
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(page)
+    qtbot.addWidget(area)
+    area.resize(window[0] - RAIL, window[1] - CHROME)
+    area.show()
+    qtbot.waitExposed(area)
+
+    async def settled() -> None:
+        await page.hf_account.refresh_task
+        await page.refresh_folders()
+        await page.engines_box.refresh()
+        await asyncio.sleep(0)  # the layout requests posted by the new texts
+
+    arun(settled())
+    QApplication.processEvents()
+    return area, page
+
+
+def _controls(page: SettingsPage) -> list[QWidget]:
+    kinds = (QAbstractButton, QLineEdit, QComboBox, QSpinBox)
+    return [
+        w
+        for w in page.findChildren(QWidget)
+        if isinstance(w, kinds) and w.isVisibleTo(page) and not w.objectName().startswith("qt_")
+    ]
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("window", [WIDE, NARROW], ids=["1400x900", "900x650"])
+def test_every_control_fits_and_the_page_scrolls(
+    qtbot: QtBot, arun, tmp_path: Path, window: tuple[int, int], theme: str
+) -> None:
+    area, page = _hosted(qtbot, arun, tmp_path, window, theme)
+    assert page.findChildren(QGroupBox) == []
+    assert [s.title() for s in page.sections] == TITLES
+    for section in page.sections:
+        assert section.description(), f"{section.title()} has no description"
+        assert section.description_label.isVisibleTo(section)
+        assert section.property("section") is True
+
+    # The page fits the page area: the sections scroll inside it, nothing sideways.
+    assert page.height() <= area.viewport().height() + 1
+    bar = page.scroll.verticalScrollBar()
+    assert bar.maximum() > 0, "the sections are taller than the window: they scroll"
+    assert page.scroll.horizontalScrollBar().maximum() == 0
+    viewport = page.scroll.viewport()
+
+    controls = _controls(page)
+    assert len(controls) >= 15
+    for widget in controls:
+        name = widget.accessibleName() or widget.objectName() or type(widget).__name__
+        assert widget.width() >= widget.minimumSizeHint().width(), name
+        if isinstance(widget, QAbstractButton) and widget.text():
+            assert widget.width() >= widget.sizeHint().width(), f"{name}: its text is cut"
+        assert widget.height() >= widget.minimumSizeHint().height(), name
+        section = next(s for s in page.sections if s.isAncestorOf(widget))
+        inside = QRect(widget.mapTo(section, QPoint(0, 0)), widget.size())
+        assert section.rect().contains(inside), f"{name} sticks out of {section.title()}"
+        left = widget.mapTo(viewport, QPoint(0, 0)).x()
+        assert left >= 0 and left + widget.width() <= viewport.width(), f"{name} is cut off"
+
+    # The index is there when both fit, and gives its room to the sections otherwise.
+    assert page.index.isVisible() is (window == WIDE)
+    column = page.findChild(QWidget, "settingsColumn")
+    assert column is not None
+    assert column.width() <= 960
+    if window == NARROW:
+        assert column.width() >= viewport.width() - 2 * 24 - 4  # the whole width
+
+
+def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
+    qtbot: QtBot, arun, tmp_path: Path
+) -> None:
+    _area, page = _hosted(qtbot, arun, tmp_path, WIDE, "light")
+    index, bar, viewport = page.index, page.scroll.verticalScrollBar(), page.scroll.viewport()
+    assert [index.item(i).text() for i in range(index.count())] == TITLES
+    assert index.currentRow() == 0 and bar.value() == 0
+
+    def top_in_view(section: Section) -> int:
+        return section.mapTo(viewport, QPoint(0, 0)).y()
+
+    downloads = page.sections[TITLES.index("Downloads")]
+    item = index.visualItemRect(index.item(1)).center()
+    qtbot.mouseClick(index.viewport(), Qt.MouseButton.LeftButton, pos=item)
+    assert index.currentRow() == 1 and 0 < bar.value() < bar.maximum()
+    assert 0 <= top_in_view(downloads) <= 24, "the chosen section is at the top"
+
+    # The last sections cannot reach the top: the page scrolls to its end, and the
+    # chosen one stays marked (rather than the one the end happens to show).
+    index.setCurrentRow(TITLES.index("Appearance"))
+    assert bar.value() == bar.maximum()
+    assert index.currentRow() == TITLES.index("Appearance")
+    appearance = page.sections[TITLES.index("Appearance")]
+    assert 0 <= top_in_view(appearance) < viewport.height()
+
+    # Scrolling by hand marks the section at the top.
+    bar.setValue(0)
+    assert index.currentRow() == 0
+    bar.setValue(index.top_of(page.sections[1]) - 5)
+    assert index.currentRow() == 0
+    bar.setValue(index.top_of(page.sections[1]) + 5)
+    assert index.currentRow() == 1
+    bar.setValue(bar.maximum())
+    assert index.currentRow() == len(TITLES) - 1
+
+
+def _painted_background(image: QImage, rect: QRect) -> str:
+    """The colour most pixels of ``rect`` have: what the text is painted on."""
+    counts: Counter[int] = Counter()
+    for y in range(rect.top(), rect.bottom() + 1):
+        for x in range(rect.left(), rect.right() + 1):
+            counts[image.pixel(x, y)] += 1
+    rgb = counts.most_common(1)[0][0]
+    return f"#{rgb & 0xFFFFFF:06x}"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_section_texts_meet_aa_on_their_painted_background(
+    qtbot: QtBot, arun, tmp_path: Path, theme: str
+) -> None:
+    _area, page = _hosted(qtbot, arun, tmp_path, WIDE, theme)
+    checked: list[str] = []
+    failures: list[str] = []
+    for section in page.sections:
+        image = section.grab().toImage()
+        labels = [
+            label
+            for label in section.findChildren(QLabel)
+            if label.isVisibleTo(section) and label.text() and label.pixmap().isNull()
+        ]
+        for label in labels:
+            rect = QRect(label.mapTo(section, QPoint(0, 0)), label.size())
+            background = _painted_background(image, rect)
+            color = label.palette().color(QPalette.ColorRole.WindowText).name()
+            ratio = contrast_ratio(color, background)
+            checked.append(label.text())
+            if ratio < AA:
+                failures.append(f"{label.text()[:40]!r}: {color} on {background} = {ratio:.2f}")
+    assert not failures, "\n".join(failures)
+    for expected in ("Downloads", "For all downloads together.", "Not logged in."):
+        assert expected in checked
+    assert sum(1 for s in page.sections if s.description() in checked) == len(TITLES)
