@@ -23,9 +23,16 @@ from hearth.core.units import GIB
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import GpuInfo, SystemMemory
-from hearth.hub.picks import default_picks, fits_with_room, judge
+from hearth.hub.picks import (
+    COMFORTABLE_TOK_S,
+    default_picks,
+    fits_with_room,
+    judge,
+    pick_speed,
+)
 from hearth.ui.first_run import WELCOME_TITLE, BackendInfo, FirstRunDialog
 from hearth.ui.fit_chip import ChipLevel
+from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.theme import apply_theme
 
 pytestmark = pytest.mark.ui
@@ -40,8 +47,14 @@ CUDA_BUILD = BackendInfo("CUDA", True, "CUDA : ARCHS = 890")
 BROKEN = BackendInfo("unavailable", False, "libllama.so: cannot open", "libllama.so: cannot open")
 
 
-def _welcome(qtbot: QtBot, arun, system: SystemMemory, backend: BackendInfo) -> FirstRunDialog:
-    dialog = FirstRunDialog(system=system, backend=backend)
+def _welcome(
+    qtbot: QtBot,
+    arun,
+    system: SystemMemory,
+    backend: BackendInfo,
+    speed: MachineSpeed | None = None,
+) -> FirstRunDialog:
+    dialog = FirstRunDialog(system=system, backend=backend, speed=speed)
     qtbot.addWidget(dialog)
     dialog.show()
     arun(dialog.probe_task, timeout=10)
@@ -111,7 +124,7 @@ def test_rows_are_the_best_fit_of_each_category(qtbot: QtBot, arun) -> None:
     picks = default_picks()
     dialog = _welcome(qtbot, arun, WITH_GPU, CUDA_BUILD)
     assert [m.category for m in dialog.models] == list(picks.categories)
-    names = [dialog.table.item(row, 0).text() for row in range(dialog.table.rowCount())]
+    names = [dialog.table.item(r, 0).text().split("\n")[0] for r in range(dialog.table.rowCount())]
     assert names == [m.name for m in dialog.models]
     kinds = [dialog.table.item(row, 1).text() for row in range(dialog.table.rowCount())]
     assert kinds == list(picks.categories.values())
@@ -129,6 +142,26 @@ def test_rows_are_the_best_fit_of_each_category(qtbot: QtBot, arun) -> None:
         assert model.size_bytes == min(
             p.size_bytes for p in picks.picks if p.category == model.category
         )
+
+
+def test_with_the_measured_bandwidth_rows_are_quick_enough_and_say_how_fast(
+    qtbot: QtBot, arun
+) -> None:
+    """A CPU machine whose RAM moves 20 GB/s: each row runs at reading speed or is the
+    fastest of its category that runs, and its chip gives the estimate."""
+    picks = default_picks()
+    dialog = _welcome(qtbot, arun, NO_GPU, CPU_BUILD, MachineSpeed(ram_bps=20e9))
+    assert dialog.bandwidth is not None and dialog.bandwidth.ram_bps == 20e9
+    by_size = _welcome(qtbot, arun, NO_GPU, CPU_BUILD)  # no measurement: size alone
+    assert dialog.models != by_size.models  # 20 GB/s rules some big ones out
+    for row, (model, fit) in enumerate(zip(dialog.models, dialog.fits, strict=True)):
+        speed = pick_speed(model, fit, dialog.bandwidth)
+        assert speed is not None
+        others = [p for p in picks.picks if p.category == model.category]
+        fastest = max(pick_speed(p, judge(p, NO_GPU), dialog.bandwidth) or 0 for p in others)
+        assert speed >= COMFORTABLE_TOK_S or speed == fastest, model.name
+        chip = dialog.chip(row)
+        assert chip is not None and "tok/s" in chip.text()
 
 
 def test_quick_start_says_a_gpu_goes_unused(

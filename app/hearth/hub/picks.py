@@ -9,10 +9,11 @@ download (:func:`resolve_pick`), and the name stands in when the listing can't b
 ``first_run`` marks the few the empty Chat page's "Get a recommended model" chooses
 from: general chat models with a modest download.
 
-Which pick suits a machine is one rule, :func:`best_fit`, on the same rough fit as
-Discover's chips (``hardware.speed.rough_fit``): the Welcome window shows the best fit
-of each category (:func:`suggestions`), the quick start the best fit of the
-``first_run`` picks.
+Which pick suits a machine is one rule, :func:`best_fit`, on the same rough fit and
+speed estimate as Discover's chips (``hardware.speed``): the largest that fits with
+room and generates at least at reading speed. The Welcome window shows the best fit of
+each category (:func:`suggestions`), the quick start the best fit of the ``first_run``
+picks.
 
 :func:`trending` adds the Hub's trending GGUF repos when online; their size is guessed
 from the parameter count in the name ("Qwen3-14B" → 14B at ~4.8 bits per weight,
@@ -36,7 +37,7 @@ import httpx
 from hearth.core.units import MIB
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.probe import SystemMemory
-from hearth.hardware.speed import RoughFit, rough_fit
+from hearth.hardware.speed import Bandwidth, RoughFit, estimate_speed_from_size, rough_fit
 from hearth.hub.client import auth_headers, hub_endpoint, keyring_token
 from hearth.hub.errors import HubUnavailableError, RemoteNotFoundError
 from hearth.hub.names import is_gguf, parse_quant, safe_relative_path
@@ -46,6 +47,9 @@ from hearth.hub.search import GGUF_FILTER
 log = logging.getLogger(__name__)
 
 PICKS_FILE = Path(__file__).resolve().parents[1] / "ui" / "resources" / "picks.json"
+# About reading speed (~240 words a minute, ~5 tokens a second): slower than this, the
+# reader waits for the text, so a suggestion should be at least this fast.
+COMFORTABLE_TOK_S = 5.0
 
 TRENDING = "trending"
 TRENDING_TIMEOUT_S = 10.0  # one try: offline, the picks file stands alone at once
@@ -144,27 +148,52 @@ def fits_with_room(fit: RoughFit, system: SystemMemory) -> bool:
     return fit.verdict is FitVerdict.CPU_ONLY and not system.usable_vram
 
 
-def best_fit(picks: Iterable[Pick], system: SystemMemory) -> Pick | None:
-    """The pick to suggest for ``system``: the largest that fits with room to spare
-    (within a curated category, larger means more capable); else the smallest that
-    runs at all (split between GPU and RAM, or tight), the least slow; None when none
-    fits. Picks of unknown size are skipped."""
+def pick_speed(pick: Pick, fit: RoughFit, bandwidth: Bandwidth | None) -> float | None:
+    """Estimated tokens per second of ``pick`` placed as ``fit`` says (from its size:
+    ``hardware.speed``); None without a bandwidth, a size, or when it won't fit."""
+    if bandwidth is None or not pick.size_bytes or fit.verdict is FitVerdict.WONT_FIT:
+        return None
+    return estimate_speed_from_size(
+        pick.size_bytes, bandwidth, on_gpu=fit.on_gpu, active=pick.active
+    )
+
+
+def best_fit(
+    picks: Iterable[Pick], system: SystemMemory, bandwidth: Bandwidth | None = None
+) -> Pick | None:
+    """The pick to suggest for ``system`` (the machine as llama.cpp sees it): the
+    largest that fits with room to spare (within a curated category, larger means more
+    capable) and, when ``bandwidth`` is known, generates at least
+    :data:`COMFORTABLE_TOK_S`; else the fastest that runs at all (split between GPU
+    and RAM, tight, or slow); None when none fits. Picks of unknown size are skipped."""
     judged = [(p, judge(p, system)) for p in picks if p.size_bytes]
-    roomy = [p for p, fit in judged if fits_with_room(fit, system)]
+
+    def comfortable(pick: Pick, fit: RoughFit) -> bool:
+        tok_s = pick_speed(pick, fit, bandwidth)
+        return tok_s is None or tok_s >= COMFORTABLE_TOK_S
+
+    roomy = [p for p, fit in judged if fits_with_room(fit, system) and comfortable(p, fit)]
     if roomy:
         return max(roomy, key=lambda p: p.size_bytes)
-    runs = [p for p, fit in judged if fit.verdict is not FitVerdict.WONT_FIT]
-    return min(runs, key=lambda p: p.size_bytes) if runs else None
+    runs = [(p, fit) for p, fit in judged if fit.verdict is not FitVerdict.WONT_FIT]
+    if not runs:
+        return None
+    if bandwidth is None:  # the fewest bytes read per token
+        return min(runs, key=lambda pf: pf[0].size_bytes * pf[0].active)[0]
+    return max(runs, key=lambda pf: pick_speed(pf[0], pf[1], bandwidth) or 0.0)[0]
 
 
-def suggestions(picks_file: PicksFile, system: SystemMemory) -> list[Pick]:
-    """One pick per category, in the file's order: its best fit, or its smallest when
-    none fits (shown with a red chip, so the Welcome window says so)."""
+def suggestions(
+    picks_file: PicksFile, system: SystemMemory, bandwidth: Bandwidth | None = None
+) -> list[Pick]:
+    """One pick per category, in the file's order: its :func:`best_fit`, or its
+    smallest when none fits (shown with a red chip, so the Welcome window says so)."""
     chosen: list[Pick] = []
     for key in picks_file.categories:
         members = [p for p in picks_file.picks if p.category == key and p.size_bytes]
         if members:
-            chosen.append(best_fit(members, system) or min(members, key=lambda p: p.size_bytes))
+            best = best_fit(members, system, bandwidth)
+            chosen.append(best or min(members, key=lambda p: p.size_bytes))
     return chosen
 
 

@@ -1,11 +1,12 @@
 """First run: what this machine has, and which recommended models suit it.
 
 Shown once on first start (``Settings.first_run_done``) and from the Help menu
-(:data:`WELCOME_TITLE`). The models come from the one table of picks (``hub.picks``, the
-file Discover opens on): one row per category, its best fit for this machine
+(:data:`WELCOME_TITLE`). The models come from the one table of picks (``hub.picks``,
+the file Discover opens on): one row per category, its best fit for this machine
 (``hub.picks.suggestions``), each with a fit chip (green, amber, red, as in Discover).
-The hardware probe and the llama.cpp backend query run on worker threads, and the rows
-appear when both have answered. When the machine has a GPU that this llama.cpp build
+The hardware probe, the llama.cpp backend query and the memory-bandwidth measurement
+(the app's shared one, for the speed estimates) run on worker threads, and the rows
+appear when they have answered. When the machine has a GPU that this llama.cpp build
 can't use (a source install built CPU-only), a notice says so with the command that
 rebuilds it (``hardware.offload_notice``): otherwise models silently run many times
 slower.
@@ -36,10 +37,11 @@ from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.offload_notice import offload_notice, rebuild_command
-from hearth.hardware.speed import RoughFit
-from hearth.hub.picks import Pick, PicksFile, default_picks, judge, suggestions
+from hearth.hardware.speed import Bandwidth, RoughFit, format_speed
+from hearth.hub.picks import Pick, PicksFile, default_picks, judge, pick_speed, suggestions
 from hearth.supervisor.backend_probe import BackendProbe
-from hearth.ui.fit_chip import Chip, ChipLevel, FitChip, cell_chip, chip_cell
+from hearth.ui.fit_chip import SLOW_TOK_S, Chip, ChipLevel, FitChip, cell_chip, chip_cell
+from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.quant_table import size_chip_column
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -56,9 +58,10 @@ FIT_WORDS = {
 }
 
 
-def fit_chip(fit: RoughFit, system: SystemMemory) -> Chip:
+def fit_chip(fit: RoughFit, system: SystemMemory, tok_s: float | None = None) -> Chip:
     """The coloured chip for a row. ``system`` is the machine as it is: running in RAM
-    beside a GPU there is (one this build can't use) is amber, as is a tight fit."""
+    beside a GPU there is (one this build can't use) is amber, as is a tight fit or a
+    crawl (under ``SLOW_TOK_S``, as Discover's chips). ``tok_s`` adds the estimate."""
     level = {
         FitVerdict.FULL_GPU: ChipLevel.GOOD,
         FitVerdict.PARTIAL_GPU: ChipLevel.WARN,
@@ -67,8 +70,12 @@ def fit_chip(fit: RoughFit, system: SystemMemory) -> Chip:
     words = FIT_WORDS[fit.verdict]
     if fit.tight and level is ChipLevel.GOOD:
         level, words = ChipLevel.WARN, f"{words}, tight"
+    if tok_s is not None and tok_s < SLOW_TOK_S and level is ChipLevel.GOOD:
+        level, words = ChipLevel.WARN, f"{words}, slow"
     tip = f"Needs about {format_bytes(fit.need_bytes)} with a 4K context."
-    return Chip(level, words, tip)
+    if speed := format_speed(tok_s):
+        words, tip = f"{words} · {speed}", f"{tip} Estimated speed here: {speed}."
+    return Chip(level, words, tip, tok_s)
 
 
 @dataclass(frozen=True)
@@ -137,20 +144,24 @@ class FirstRunDialog(QDialog):
         backend: BackendInfo | None = None,
         backend_probe: BackendProbe | None = None,
         picks: PicksFile | None = None,
+        speed: MachineSpeed | None = None,
         parent: QWidget | None = None,
     ) -> None:
         """``system`` and ``backend`` skip their probes; ``picks`` replaces the shipped
-        table (tests)."""
+        table (tests). ``speed`` is the app's shared bandwidth measurement (Discover's):
+        with it the rows are chosen and labelled by speed too; without, by size."""
         super().__init__(parent)
         self._backend_probe = backend_probe or BackendProbe()
         self.setWindowTitle("Welcome to Hearth")
         self.setAccessibleName("Welcome to Hearth")
-        self.resize(760, 520)
+        self.resize(760, 560)
         self.system = system
         self.backend = backend
         self.picks = picks or default_picks()
         self.models: list[Pick] = []  # the rows, once the machine is known
         self.fits: list[RoughFit] = []
+        self.speed = speed
+        self.bandwidth: Bandwidth | None = None
         self._tasks = TaskSet()
         intro = QLabel(
             "<h2>Welcome to Hearth</h2>Run language models privately on this machine. "
@@ -179,7 +190,8 @@ class FirstRunDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(36)  # room for the chips
+        self.table.verticalHeader().setDefaultSectionSize(48)  # a chip; name and blurb
+        self.table.setWordWrap(False)  # the blurb is elided; its tooltip has it all
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -208,6 +220,11 @@ class FirstRunDialog(QDialog):
             self.backend = await in_thread(probe_backend, self._backend_probe)
         self.hardware_label.setText(hardware_summary(self.system, self.backend))
         self._show_offload_notice()
+        if self.speed is not None:
+            try:
+                self.bandwidth = await self.speed.bandwidth(self._seen())
+            except Exception:
+                log.exception("no bandwidth measurement: the picks are judged by size")
         self._show_fits()
         self.ready.emit()
 
@@ -231,23 +248,31 @@ class FirstRunDialog(QDialog):
         QGuiApplication.clipboard().setText(self.rebuild_command)
         self.copy_command_button.setText("Copied: paste it in a terminal")
 
+    def _seen(self) -> SystemMemory:
+        """The machine as llama.cpp sees it: without its GPUs when the build can't use
+        them."""
+        assert self.system is not None
+        offload = self.backend.gpu_offload if self.backend else True
+        return self.system if offload else self.system.without_gpus()
+
     def _show_fits(self) -> None:
         """One row per category: its best fit on the machine as llama.cpp sees it."""
         assert self.system is not None
-        offload = self.backend.gpu_offload if self.backend else True
-        seen = self.system if offload else self.system.without_gpus()
-        self.models = suggestions(self.picks, seen)
+        seen = self._seen()
+        self.models = suggestions(self.picks, seen, self.bandwidth)
         self.fits = [judge(m, seen) for m in self.models]
         self.table.setRowCount(len(self.models))
         for row, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
             kind = self.picks.categories.get(m.category, m.category)
-            for col, text in enumerate((m.name, kind, m.quant, format_bytes(m.size_bytes))):
+            name = f"{m.name}\n{m.description}" if m.description else m.name
+            for col, text in enumerate((name, kind, m.quant, format_bytes(m.size_bytes))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{m.repo}\n{m.description}")
                 self.table.setItem(row, col, item)
             self.table.setCellWidget(row, 4, chip_cell())
             if (chip := self.chip(row)) is not None:
-                chip.set_chip(fit_chip(fit, self.system))
+                tok_s = pick_speed(m, fit, self.bandwidth)
+                chip.set_chip(fit_chip(fit, self.system, tok_s))
         size_chip_column(self.table, 4)
 
     def chip(self, row: int) -> FitChip | None:

@@ -1,14 +1,15 @@
 """The empty Chat page's "Get a recommended model", in one click.
 
-It chooses from the picks marked ``first_run`` in the one table of picks (``hub.picks``,
-the file Discover opens on): their best fit for this machine (``hub.picks.best_fit``,
-the rule the Welcome window's rows follow). The file to fetch is read from the repo's
-listing on the Hub (``hub.picks.resolve_pick``), so a renamed or split file is found;
-it is downloaded with the app's download manager (so Downloads and the rail's badge
-show it, and a restart resumes it), then loaded with the options last chosen for it or
-the defaults. From first launch: close the Welcome window, this card, then Send: three
-clicks. On a machine with a GPU that this llama.cpp build can't use, its messages say
-the model will run on the CPU and where the fix is (the Welcome window's notice,
+It chooses from the picks marked ``first_run`` in the one table of picks
+(``hub.picks``, the file Discover opens on): their best fit for this machine and its
+measured memory bandwidth (``hub.picks.best_fit``, the rule the Welcome window's rows
+follow). The file to fetch is read from the repo's listing on the Hub
+(``hub.picks.resolve_pick``), so a renamed or split file is found; it is downloaded
+with the app's download manager (so Downloads and the rail's badge show it, and a
+restart resumes it), then loaded with the options last chosen for it or the defaults.
+From first launch: close the Welcome window, this card, then Send: three clicks. On a
+machine with a GPU that this llama.cpp build can't use, its messages say the model
+will run on the CPU and where the fix is (the Welcome window's notice,
 ``hardware.offload_notice``).
 """
 
@@ -22,8 +23,9 @@ from PySide6.QtCore import QObject, Signal
 
 from hearth.config.launch import is_packaged
 from hearth.core.units import format_bytes
-from hearth.hardware import probe_system
+from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.offload_notice import offload_notice
+from hearth.hardware.speed import Bandwidth
 from hearth.hub import DownloadEvent, DownloadState, HubError
 from hearth.hub.picks import Pick, best_fit, default_picks, resolve_pick
 from hearth.ui import first_run
@@ -79,7 +81,8 @@ class QuickStart(QObject):
         system = await w.services.system()  # as llama.cpp sees it
         backend = await in_thread(first_run.probe_backend, w.services.backend)
         self.note = await self.cpu_note(backend)
-        choice = self.chosen = best_fit(self.picks, system)
+        bandwidth = await self._bandwidth(system)
+        choice = self.chosen = best_fit(self.picks, system, bandwidth)
         if choice is None:
             self.status.emit("None of the recommended models fits here: Discover has smaller ones.")
             w.show_page("Discover")
@@ -107,6 +110,15 @@ class QuickStart(QObject):
             return
         self.status.emit(f"Loading {choice.name}…{self.note}")
         await w.open_model(paths[0])  # a split model loads from its first shard
+
+    async def _bandwidth(self, system: SystemMemory) -> Bandwidth | None:
+        """The shared memory-bandwidth measurement (Discover's, kept in Settings), for
+        the speed part of the choice; None if it can't be had (size alone then)."""
+        try:
+            return await self.window.discover_page.speed.bandwidth(system)
+        except Exception:
+            log.exception("quick start: no bandwidth measurement; choosing by size alone")
+            return None
 
     def _progress(self, event: DownloadEvent) -> None:
         if event.download_id not in self._done or self.chosen is None:

@@ -185,7 +185,11 @@ class WindowExtras(QObject):
         if self.first_run is not None:
             self.first_run.raise_()
             return self.first_run
-        dialog = FirstRunDialog(backend_probe=self.window.services.backend, parent=self.window)
+        dialog = FirstRunDialog(
+            backend_probe=self.window.services.backend,
+            speed=self.window.discover_page.speed,  # one bandwidth measurement, shared
+            parent=self.window,
+        )
         dialog.finished.connect(self._first_run_closed)
         dialog.model_chosen.connect(self._open_recommended)
         self.first_run = dialog

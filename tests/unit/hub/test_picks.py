@@ -16,6 +16,7 @@ from fake_hub import FakeHub, deterministic_blob
 from hearth.core.units import GIB, MIB
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.probe import GpuInfo, SystemMemory
+from hearth.hardware.speed import Bandwidth
 from hearth.hub.errors import (
     HubAccessError,
     HubUnavailableError,
@@ -24,6 +25,7 @@ from hearth.hub.errors import (
 )
 from hearth.hub.names import parse_quant
 from hearth.hub.picks import (
+    COMFORTABLE_TOK_S,
     PICKS_FILE,
     Pick,
     PicksFile,
@@ -31,6 +33,7 @@ from hearth.hub.picks import (
     default_picks,
     judge,
     load_picks,
+    pick_speed,
     resolve_pick,
     suggestions,
 )
@@ -107,6 +110,31 @@ def test_best_fit_is_the_largest_that_fits_with_room() -> None:
     # Nothing fits, and unknown sizes are never suggested.
     assert best_fit([mid, huge], TINY) is None
     assert best_fit([_pick("unknown", 0)], CPU_32) is None
+
+
+def test_with_a_bandwidth_the_best_fit_also_keeps_up_with_reading() -> None:
+    """Measured bandwidth turns "fits" into "fits and is quick enough": on a machine
+    whose RAM moves 20 GB/s a dense 5 GiB model crawls at ~2.6 tok/s, a 1 GiB one runs
+    at ~13, and a mixture of experts reading 12% of 18 GiB per token at ~6."""
+    small, mid, big = _pick("small", 1), _pick("mid", 5), _pick("big", 9)
+    moe = _pick("moe", 18, active=0.12)
+    slow, fast = Bandwidth(ram_bps=20e9), Bandwidth(ram_bps=200e9)
+
+    def tok_s(p: Pick, bw: Bandwidth) -> float:
+        speed = pick_speed(p, judge(p, CPU_32), bw)
+        assert speed is not None
+        return speed
+
+    assert tok_s(mid, slow) < COMFORTABLE_TOK_S <= tok_s(small, slow)
+    assert best_fit([small, mid, big], CPU_32) is big  # by size alone
+    assert best_fit([small, mid, big], CPU_32, fast) is big
+    assert best_fit([small, mid, big], CPU_32, slow) is small
+    assert tok_s(moe, slow) >= COMFORTABLE_TOK_S
+    assert best_fit([small, mid, big, moe], CPU_32, slow) is moe  # large and still quick
+    # Nothing is quick enough: the fastest that runs, not the largest.
+    crawl = Bandwidth(ram_bps=2e9)
+    assert best_fit([big, mid], CPU_32, crawl) is mid
+    assert pick_speed(_pick("huge", 60), judge(_pick("huge", 60), CPU_32), slow) is None
 
 
 def test_suggestions_give_each_category_its_best_fit_or_its_smallest() -> None:
