@@ -101,10 +101,10 @@ def test_every_control_fits_and_the_page_scrolls(
 
     # The page fits the page area: the sections scroll inside it, nothing sideways.
     assert page.height() <= area.viewport().height() + 1
-    bar = page.scroll.verticalScrollBar()
+    bar = page.sections_area.verticalScrollBar()
     assert bar.maximum() > 0, "the sections are taller than the window: they scroll"
-    assert page.scroll.horizontalScrollBar().maximum() == 0
-    viewport = page.scroll.viewport()
+    assert page.sections_area.horizontalScrollBar().maximum() == 0
+    viewport = page.sections_area.viewport()
 
     controls = _controls(page)
     assert len(controls) >= 15
@@ -133,7 +133,11 @@ def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
     qtbot: QtBot, arun, tmp_path: Path
 ) -> None:
     _area, page = _hosted(qtbot, arun, tmp_path, WIDE, "light")
-    index, bar, viewport = page.index, page.scroll.verticalScrollBar(), page.scroll.viewport()
+    index, bar, viewport = (
+        page.index,
+        page.sections_area.verticalScrollBar(),
+        page.sections_area.viewport(),
+    )
     assert [index.item(i).text() for i in range(index.count())] == TITLES
     assert index.currentRow() == 0 and bar.value() == 0
 

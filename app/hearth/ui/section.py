@@ -189,6 +189,8 @@ class SectionIndex(QListWidget):
     def top_of(self, section: Section) -> int:
         """Where ``section`` starts in the scrolled content, less a margin above it."""
         content = self.area.widget()
+        if content is None:
+            return 0
         return max(0, section.mapTo(content, QPoint(0, 0)).y() - SPACE["l"])
 
     def go_to(self, row: int) -> None:
