@@ -19,6 +19,7 @@ from hearth.hub.picks import Pick
 from hearth.supervisor import WorkerState
 from hearth.ui import first_run
 from hearth.ui.chat_turns import ChatSettings
+from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.services import AppServices
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
@@ -119,3 +120,62 @@ def test_three_clicks_from_first_launch_to_a_streaming_reply(
             arun(window.chat.task)  # type: ignore[arg-type]
         finally:
             QApplication.instance().removeEventFilter(counter)
+
+
+def _window(qtbot: QtBot, tmp_path: Path, system: SystemMemory) -> MainWindow:
+    services = AppServices(
+        AppPaths(tmp_path / "data", tmp_path / "config").ensure(),
+        download_options={"retry": FAST_RETRY, "reserve_bytes": 0, "token_provider": lambda: None},
+        system=system,
+    )
+    window = MainWindow(
+        log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db", services=services
+    )
+    qtbot.addWidget(window)
+    window.discover_page.speed = MachineSpeed(ram_bps=20e9)  # no measuring in this test
+    return window
+
+
+def test_nothing_fits_opens_discover_and_nothing_downloads(
+    qtbot: QtBot, arun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+    )
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)  # Discover asks for trending repos
+        window = _window(qtbot, tmp_path, SystemMemory(GIB, GIB // 2, 2, 2))
+        window.quick_start.picks = (Pick("Big", "chat", REPO, "Q8_0", 4 * GIB, GIB),)
+        said: list[str] = []
+        window.quick_start.status.connect(said.append)
+        arun(window.quick_start.start(), timeout=30)
+        assert said[-1] == "None of the recommended models fits here: Discover has smaller ones."
+        assert window.pages.currentWidget() is window.discover_page
+        assert window.quick_start.chosen is None and not window.services.downloads.downloads()
+        assert not [r for r in hub.requests if r.path.startswith(f"/api/models/{REPO}")]
+
+
+def test_a_pick_the_hub_lacks_says_so_and_downloads_nothing(
+    qtbot: QtBot, arun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing decides the file: a repo that no longer has the pick's quant is a
+    clear message on the empty Chat page, not a download that 404s."""
+    monkeypatch.setattr(
+        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+    )
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        hub.add_repo(REPO, {"tiny-chat-F16.gguf": b"GGUF" + bytes(1000)})
+        window = _window(qtbot, tmp_path, SystemMemory(8 * GIB, 6 * GIB, 4, 8))
+        pick = Pick("Tiny chat", "chat", REPO, "Q8_0", 1000, 1024, file=FILE, first_run=True)
+        window.quick_start.picks = (pick,)
+        said: list[str] = []
+        window.quick_start.status.connect(window.chat_view.empty_state.text_label.setText)
+        window.quick_start.status.connect(said.append)
+        arun(window.quick_start.start(), timeout=30)
+        assert window.quick_start.chosen == pick
+        assert said[-1].startswith("Could not get Tiny chat: ")
+        assert f"{REPO} has no complete Q8_0 GGUF file" in said[-1]
+        assert window.chat_view.empty_state.text_label.text() == said[-1]
+        assert not window.services.downloads.downloads()
+        assert not [r for r in hub.requests if "/resolve/" in r.path]
