@@ -69,8 +69,10 @@ def test_the_composer_is_one_line_with_one_send_stop_button(
 ) -> None:
     view = window.chat_view
     composer = view.composer
+    view.add_user_turn("An old question", 0)  # an old chat, opened with no model
+    assert not view.send_button.isEnabled() and "Load a model" in view.input.placeholderText()
     view.set_can_send(True)  # a model is ready
-    view.add_user_turn("Hello", 0)
+    assert "Enter to send" in view.input.placeholderText()
     view.set_stats("12.0 tok/s · 40 tokens")
     _resize(qtbot, window, size)
     qtbot.waitUntil(lambda: _laid_out(composer, view.send_button), timeout=2000)
@@ -125,6 +127,10 @@ def test_the_box_grows_with_its_text_and_enter_sends(qtbot: QtBot, window: MainW
     assert box.toPlainText() == "first\nsecond" and sent == []
     qtbot.waitUntil(lambda: box.visible_lines == 2 and box.height() > one_line, timeout=2000)
     two_lines = box.height()
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter sends both lines, as typed
+    assert sent == ["first\nsecond"] and box.toPlainText() == ""
+    qtbot.waitUntil(lambda: box.height() == one_line, timeout=2000)
+    sent.clear()
 
     # Up to MAX_LINES, then it scrolls instead of taking the transcript's room.
     box.setPlainText("\n".join(f"line {n}" for n in range(MAX_LINES + 5)))

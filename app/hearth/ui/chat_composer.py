@@ -31,6 +31,8 @@ from hearth.ui.style.tokens import SPACE
 log = logging.getLogger(__name__)
 
 MAX_LINES = 6  # the box grows to this many lines, then scrolls
+HINT = "Send a message — Enter to send, Shift+Enter for a new line"
+HINT_NO_MODEL = "Load a model to send a message (Ctrl+L)"
 ICON_SIZE = QSize(18, 18)
 
 
@@ -144,7 +146,7 @@ class ChatComposer(QWidget):
         self.input = ChatInput(self)
         self.input.setObjectName("chatInput")
         self.input.setAccessibleName("Message")
-        self.input.setPlaceholderText("Send a message — Enter to send, Shift+Enter for a new line")
+        self.input.setPlaceholderText(HINT_NO_MODEL)
         self.send_button = self._button("Send", "sendButton", "Send (Enter)")
         self.stop_button = self._button("Stop", "stopButton", "Stop generating (Esc)")
         self.stop_button.hide()
@@ -174,6 +176,10 @@ class ChatComposer(QWidget):
         for button in (self.send_button, self.stop_button):
             button.side = side
             button.updateGeometry()
+
+    def set_can_send(self, can_send: bool) -> None:
+        """The box says how to send, or (an old chat open, no model) what to do first."""
+        self.input.setPlaceholderText(HINT if can_send else HINT_NO_MODEL)
 
     def set_generating(self, generating: bool) -> None:
         """Stop takes Send's place while a reply streams (focus moves with it)."""

@@ -197,6 +197,7 @@ class ChatView(QWidget):
         self.send_button.setEnabled(idle)
         self.stop_button.setEnabled(self._generating)
         self.composer.set_generating(self._generating)
+        self.composer.set_can_send(self._can_send)
         can_regenerate = idle and self._can_regenerate
         self.regenerate_button.setEnabled(can_regenerate)
         self.regenerate_button.setVisible(can_regenerate)  # only when there's a reply to redo
