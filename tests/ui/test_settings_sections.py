@@ -127,6 +127,7 @@ def test_every_control_fits_and_the_page_scrolls(
     assert column.width() <= 960
     if window == NARROW:
         assert column.width() >= viewport.width() - 2 * 24 - 4  # the whole width
+        assert column.mapTo(page, QPoint(0, 0)).x() <= 24 + 2  # no room kept for the index
 
 
 def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(

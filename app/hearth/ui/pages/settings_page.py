@@ -132,16 +132,18 @@ class SettingsPage(QWidget):
         centre.addWidget(column, 1000)
         centre.addStretch(1)
         self.sections_area.setWidget(content)
-        self.index = SectionIndex(self.sections_area, self.sections, self)
-        self.index.setVisible(False)  # until the page is wide enough (resizeEvent)
-        side = QVBoxLayout()
+        self.index_panel = QWidget(self)
+        self.index_panel.setObjectName("settingsIndexPanel")
+        self.index_panel.setVisible(False)  # until the page is wide enough (resizeEvent)
+        self.index = SectionIndex(self.sections_area, self.sections, self.index_panel)
+        side = QVBoxLayout(self.index_panel)
         side.setContentsMargins(SPACE["l"], SPACE["xl"] + SPACE["xxl"], 0, 0)
         side.addWidget(self.index)
         side.addStretch(1)
         page = QHBoxLayout(self)
         page.setContentsMargins(0, 0, 0, 0)
         page.setSpacing(0)
-        page.addLayout(side)
+        page.addWidget(self.index_panel)
         page.addWidget(self.sections_area, 1)
 
         self.concurrency_spin.valueChanged.connect(self._save_downloads)
@@ -216,20 +218,22 @@ class SettingsPage(QWidget):
         return box
 
     def _appearance_section(self, theme: str) -> Section:
-        box = Section(
-            "Appearance", "Light, dark, or as your desktop is.", self, icon_kind="appearance"
-        )
+        box = Section("Appearance", "How Hearth looks.", self, icon_kind="appearance")
         box.setObjectName("appearanceSection")
         self.theme_combo = QComboBox(box)
         self.theme_combo.setAccessibleName("Theme")
         self.theme_combo.addItems([t.capitalize() for t in THEMES])
         self.theme_combo.setCurrentIndex(THEMES.index(theme if theme in THEMES else "system"))
-        box.add_row("Theme", self.theme_combo, "System follows your desktop's light or dark mode.")
+        box.add_row(
+            "Theme",
+            self.theme_combo,
+            "Light, dark, or System: as your desktop is, switching when it does.",
+        )
         return box
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """The section index shows beside the sections only where both fit."""
-        self.index.setVisible(event.size().width() >= INDEX_MIN_PAGE_PX)
+        self.index_panel.setVisible(event.size().width() >= INDEX_MIN_PAGE_PX)
         super().resizeEvent(event)
 
     # ------------------------------------------------------------------ values
