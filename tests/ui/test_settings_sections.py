@@ -206,3 +206,31 @@ def test_section_texts_meet_aa_on_their_painted_background(
     for expected in ("Downloads", "For all downloads together.", "Not logged in."):
         assert expected in checked
     assert sum(1 for s in page.sections if s.description() in checked) == len(TITLES)
+
+
+def test_models_folders_show_a_list_and_a_message_only_when_there_is_one(
+    qtbot: QtBot, arun, tmp_path: Path
+) -> None:
+    _area, page = _hosted(qtbot, arun, tmp_path, NARROW, "light")
+    section = page.sections[0]
+    before = section.height()
+    assert not page.folders_list.isVisible() and not page.folders_message.isVisible()
+    assert not page.remove_folder_button.isEnabled()
+    folder = tmp_path / "more-models"
+    folder.mkdir()
+
+    async def scenario() -> None:
+        await page.add_folder(folder)
+        assert page.folders_list.isVisible() and page.folders_list.count() == 1
+        assert page.folders_message.isVisible()
+        assert page.folders_message.text().startswith(f"Added {folder}")
+        await arun.wait_until(lambda: section.height() > before, 5, "the section to grow")
+        page.folders_list.setCurrentRow(0)
+        assert page.remove_folder_button.isEnabled()
+        page.remove_folder_button.click()
+        await arun.wait_until(lambda: page.folders_list.count() == 0, 10, "the removal")
+        assert not page.folders_list.isVisible()
+        assert page.folders_message.text() == f"Removed {folder} (its files stay on disk)."
+        assert folder.is_dir()
+
+    arun(scenario())

@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 KIB = 1024
 CONTENT_MAX_WIDTH = 960  # a readable column on a wide window, as in LM Studio and Jan
 INDEX_MIN_PAGE_PX = 1000  # narrower (a 900 px window), the sections take the width
-LIST_MAX_PX = 120  # a few folders; the list scrolls past that
+LIST_PX = 100  # three or four folders; the list scrolls past that
 
 
 class SettingsPage(QWidget):
@@ -167,6 +167,8 @@ class SettingsPage(QWidget):
         self.own_folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.folders_list = QListWidget(box)
         self.folders_list.setAccessibleName("Models folders")
+        self.folders_list.setObjectName("modelsFolders")
+        self.folders_list.setFixedHeight(LIST_PX)
         self.folders_list.setVisible(False)  # until there is a folder to list
         self.add_folder_button = QPushButton("Add folder…", box)
         self.add_folder_button.setAccessibleName("Add a models folder")
@@ -263,10 +265,6 @@ class SettingsPage(QWidget):
         self.folders_list.clear()
         self.folders_list.addItems([str(f) for f in folders])
         self.folders_list.setVisible(bool(folders))
-        rows = sum(self.folders_list.sizeHintForRow(r) for r in range(len(folders)))
-        self.folders_list.setFixedHeight(
-            min(LIST_MAX_PX, rows + 2 * self.folders_list.frameWidth() + SPACE["xs"])
-        )
         self.folders_changed.emit()
 
     def _choose_folder(self) -> None:

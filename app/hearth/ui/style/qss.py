@@ -36,7 +36,8 @@ QListWidget#pageRail::item {{ color: {t.text_muted}; border-radius: {r_m}px;
     padding: {s}px 0px; margin: 2px 0px; }}
 QListWidget#pageRail::item:hover {{ background: {t.surface_alt}; color: {t.text}; }}
 QListWidget#pageRail::item:selected {{ background: {t.accent_fill}; color: {t.on_accent}; }}
-QListWidget#chatList::item {{ padding: {SPACE["xs"]}px {s}px; border-radius: {r_s}px; }}
+QListWidget#chatList::item, QListWidget#modelsFolders::item {{ padding: {SPACE["xs"]}px {s}px;
+    border-radius: {r_s}px; }}
 
 QStatusBar {{ background: {t.window}; color: {t.text_muted};
     border-top: 1px solid {t.border}; }}
