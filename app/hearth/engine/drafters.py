@@ -16,6 +16,7 @@ import llama_cpp
 import numpy as np
 
 from hearth.core.errors import ModelLoadError
+from hearth.engine import native
 from hearth.engine.model import LlamaModel
 from hearth.engine.slots import common_prefix
 
@@ -152,7 +153,7 @@ class DraftModel:
                 batch.seq_id[i][0] = seq
                 batch.logits[i] = last
             batch.n_tokens = len(chunk)
-            if llama_cpp.llama_decode(self._model.ctx, batch) != 0:
+            if native.decode(self._model.ctx, batch) != 0:  # short: keeps the GIL
                 log.warning("draft model decode failed; drafting nothing this step")
                 for seq, _, _ in feed:
                     llama_cpp.llama_memory_seq_rm(self._model.memory, seq, -1, -1)
@@ -167,7 +168,7 @@ class DraftModel:
         return True
 
     def _best(self, index: int) -> tuple[int, float]:
-        pointer = llama_cpp.llama_get_logits_ith(self._model.ctx, ctypes.c_int32(index))
+        pointer = native.get_logits_ith(self._model.ctx, ctypes.c_int32(index))
         logits = np.ctypeslib.as_array(pointer, shape=(self._model.n_vocab,))
         token = int(logits.argmax())
         if self._p_min <= 0.0:
