@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from hearth.config.engines import EngineRegistry
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.settings_page import SettingsPage
 from hearth.ui.section import Section
@@ -234,3 +235,27 @@ def test_models_folders_show_a_list_and_a_message_only_when_there_is_one(
         assert folder.is_dir()
 
     arun(scenario())
+
+
+def test_the_engines_table_is_as_tall_as_its_rows(qtbot: QtBot, arun, tmp_path: Path) -> None:
+    """A theme applied after the table was measured (Qt's own look, then the app's
+    stylesheet with its padded header) must still leave room for every row."""
+    registry = EngineRegistry()
+    registry.add("gpu-box", "http://10.0.0.5:8000")
+    registry.add("studio", "http://127.0.0.1:1234")
+    page = SettingsPage(SettingsStore(tmp_path / "settings.json"), log_dir=tmp_path / "logs")
+    qtbot.addWidget(page)
+    page.resize(WIDE[0] - RAIL, WIDE[1] - CHROME)
+    page.show()
+    table = page.engines_box.table
+    arun(arun.wait_until(lambda: table.rowCount() == 2 and table.isVisible(), 10, "the engines"))
+    QApplication.processEvents()
+    unstyled = table.horizontalHeader().height()
+    apply_theme("dark")
+    arun(arun.wait_until(lambda: table.horizontalHeader().height() > unstyled, 5, "the restyle"))
+
+    def last_row_shown() -> bool:
+        return table.visualItemRect(table.item(1, 0)).bottom() < table.viewport().height()
+
+    arun(arun.wait_until(last_row_shown, 5, "room for the last row"))
+    assert table.verticalScrollBar().maximum() == 0

@@ -84,6 +84,7 @@ class EnginesBox(Section):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.geometriesChanged.connect(self._fit_table)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemDoubleClicked.connect(lambda _item: self.edit_selected())
         self.add_button = QPushButton("Add engine…", self)
@@ -139,11 +140,7 @@ class EnginesBox(Section):
         empty = not self.engines
         self.empty_label.setVisible(empty)
         self.table.setVisible(not empty)
-        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
-        frame = 2 * self.table.frameWidth()
-        self.table.setFixedHeight(
-            min(MAX_TABLE_PX, self.table.horizontalHeader().height() + rows + frame)
-        )
+        self._fit_table()
         if self.add_button.property("primary") != empty:  # the next step when there is none
             self.add_button.setProperty("primary", empty)
             self.add_button.style().unpolish(self.add_button)
@@ -151,6 +148,14 @@ class EnginesBox(Section):
         if self.engines and self.table.currentRow() < 0:
             self.table.selectRow(0)
         self._selection_changed()
+
+    def _fit_table(self) -> None:
+        """As tall as its rows, up to about five. Runs again when the header's size
+        changes: a table shown for the first time measures its header only then."""
+        rows = self.table.verticalHeader().length()
+        header = self.table.horizontalHeader().sizeHint().height()
+        frame = 2 * self.table.frameWidth()
+        self.table.setFixedHeight(min(MAX_TABLE_PX, header + rows + frame))
 
     def selected(self) -> EngineSpec | None:
         row = self.table.currentRow()
