@@ -160,6 +160,10 @@ def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
     appearance = page.sections[TITLES.index("Appearance")]
     assert 0 <= top_in_view(appearance) < viewport.height()
 
+    # Another page sends the user to a section.
+    assert page.show_section("Downloads") is downloads
+    assert index.currentRow() == 1 and 0 <= top_in_view(downloads) <= 24
+
     # Scrolling by hand marks the section at the top.
     bar.setValue(0)
     assert index.currentRow() == 0

@@ -253,6 +253,14 @@ class SettingsPage(QWidget):
         self.store.save()
         self.changed.emit()
 
+    def show_section(self, title: str) -> Section:
+        """Scroll to the section called ``title`` and mark it in the index: where a
+        message sends the user ("add a token in Settings > Hugging Face account")."""
+        row = [section.title() for section in self.sections].index(title)
+        self.index.setCurrentRow(row)
+        self.index.go_to(row)  # also when it was already the marked one
+        return self.sections[row]
+
     def open_data_folder(self) -> asyncio.Task[bool]:
         return self.folders_box.show_folder("data")
 
