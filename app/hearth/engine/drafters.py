@@ -51,6 +51,11 @@ class NgramIndex:
                 if end >= n:
                     table[tuple(toks[end - n : end])] = end
 
+    def predict(self) -> int | None:
+        """The token a one-token draft would propose next, if any."""
+        proposal = self.propose(1)
+        return proposal[0] if proposal else None
+
     def propose(self, n_max: int) -> list[int]:
         """What followed the latest earlier occurrence of the longest matching tail.
 

@@ -18,13 +18,19 @@ The rule (docs/benchmarks.md has the measurements behind it):
   when that beats plain decoding by less than ``MIN_GAIN``: acceptance too low to pay.
 - A request starts from the model's recent acceptance (over every slot), not a fixed
   guess, so a well-matched draft model drafts at once and a useless one does not.
-- While a slot does not draft, its counts decay towards that prior, and after
-  ``PROBE_FIRST`` steps it probes with a short draft; each failed probe doubles the wait
-  (up to ``PROBE_MAX`` steps), so a useless drafter costs well under 1% of the steps.
-  With a draft model the wait carries over to the next request: whether a draft model
-  agrees with its target is a property of the pair, and a probe costs a step about
-  three times as long plus the draft model catching up, which every short request would
-  otherwise pay again (n-gram drafts depend on the request, so they start afresh).
+- N-gram drafts cost nothing to propose, so they are judged without verifying them:
+  every token a slot generates, drafted or not, is first scored against what the
+  n-gram index would have proposed there, and ``p`` is that hit rate (decayed per token,
+  from a cautious prior worth ``NGRAM_PRIOR_WEIGHT`` tokens). Output that does not
+  follow its prompt's n-grams is never drafted for, after a handful of tokens, and
+  output that copies them drafts long: no probes, no optimistic start.
+- While a draft model's slot does not draft, its counts decay towards that prior, and
+  after ``PROBE_FIRST`` steps it probes with a short draft; each failed probe doubles the
+  wait (up to ``PROBE_MAX`` steps), so a useless draft model costs well under 1% of the
+  steps. The wait carries over to the next request: whether a draft model agrees with
+  its target is a property of the pair, and a probe costs a step about three times as
+  long plus the draft model catching up, which every short request would otherwise pay
+  again.
 - With several streams decoding, a draft must pay for the whole step: every other
   stream waits for the longer decode, so the gain counts their tokens too, and with
   busy cores drafting stops by itself. Above ``MAX_BUSY`` streams nobody drafts.
@@ -56,6 +62,9 @@ PROBE_FIRST = 64  # steps without drafting before a slot probes with a 1-token d
 PROBE_MAX = 512  # the probe interval doubles after each failed probe, up to this
 PROBE_LENGTH = 1  # on a CPU even a 2-token step costs about 3 one-token steps
 DECAY = 0.9  # per verification: recent acceptance counts most
+NGRAM_PRIOR_P = 0.5  # an n-gram slot's hit rate before its output says otherwise
+NGRAM_PRIOR_WEIGHT = 2.0  # in scored tokens
+NGRAM_DECAY = 0.95  # per scored token: about the last twenty count
 IDLE_DECAY = 0.98  # per step without drafting: the way back to trying again
 DEFAULT_TOKEN_COST = 0.1  # one more token in a decode, as a share of a 1-token decode
 # The draft model stops drafting when less sure than this. Off: the per-slot rule above
@@ -74,14 +83,15 @@ class _SlotSpec:
     accepted_total: int = 0
     index: NgramIndex = field(default_factory=NgramIndex)
     prior: float = PRIOR_P
+    prior_weight: float = PRIOR_WEIGHT
     idle_steps: int = 0
     probe_every: int = PROBE_FIRST
     probing: bool = False
 
     @property
     def p(self) -> float:
-        total = self.accepted + self.rejected + PRIOR_WEIGHT
-        return (self.accepted + self.prior * PRIOR_WEIGHT) / total
+        total = self.accepted + self.rejected + self.prior_weight
+        return (self.accepted + self.prior * self.prior_weight) / total
 
 
 class StepCost:
@@ -212,8 +222,11 @@ class Speculator:
     def start(self, seq_id: int, enabled: bool) -> None:
         """A request starts in ``seq_id``: fresh counts and history."""
         on = enabled and self.mode is not SpecMode.OFF
-        probe = self._probe_every if self.mode is SpecMode.DRAFT else PROBE_FIRST
-        self._slots[seq_id] = _SlotSpec(enabled=on, prior=self._recent_p(), probe_every=probe)
+        if self.mode is SpecMode.NGRAM:
+            state = _SlotSpec(enabled=on, prior=NGRAM_PRIOR_P, prior_weight=NGRAM_PRIOR_WEIGHT)
+        else:
+            state = _SlotSpec(enabled=on, prior=self._recent_p(), probe_every=self._probe_every)
+        self._slots[seq_id] = state
 
     def _recent_p(self) -> float:
         """Acceptance over the model's recent drafts: a new request's starting guess."""
@@ -236,21 +249,25 @@ class Speculator:
         if self.mode is SpecMode.OFF or not decoding or room <= 0:
             return {}
         busy = len(decoding) > MAX_BUSY
+        ngram = self.mode is SpecMode.NGRAM
         n_tokens = len(decoding)  # tokens in this step so far
         wanted: list[tuple[Slot, int]] = []
         for slot in decoding:
             state = self._slots[slot.seq_id]
             if not state.enabled or slot.job is None:
                 continue
+            if ngram:
+                self._catch_up_index(slot, state)
             k = 0 if busy else self._length(state.p, n_tokens, len(decoding) - 1)
             state.probing = False
-            if k == 0 and not busy and state.idle_steps >= state.probe_every:
+            if k == 0 and not busy and not ngram and state.idle_steps >= state.probe_every:
                 k, state.probing = max(self._draft_min, min(PROBE_LENGTH, self._draft_max)), True
             k = min(k, room, _room_left(slot, n_ctx_slot))
             if k < self._draft_min:
-                state.accepted *= IDLE_DECAY
-                state.rejected *= IDLE_DECAY
-                state.idle_steps += 1
+                if not ngram:  # back towards the prior, and a probe (n-gram: scored)
+                    state.accepted *= IDLE_DECAY
+                    state.rejected *= IDLE_DECAY
+                    state.idle_steps += 1
                 continue
             state.idle_steps = 0
             room -= k
@@ -290,15 +307,33 @@ class Speculator:
         return drafts
 
     def _ngram(self, slot: Slot, k: int) -> list[int]:
-        index = self._slots[slot.seq_id].index
-        cached = slot.cached
+        state = self._slots[slot.seq_id]
+        self._catch_up_index(slot, state)
+        return state.index.propose(k)
+
+    def _catch_up_index(self, slot: Slot, state: _SlotSpec) -> None:
+        """Extend the slot's n-gram index with its new tokens. In n-gram mode each new
+        generated token is first scored against the index's proposal for it, which is
+        the evidence ``p`` rests on (prompt tokens are indexed, not scored: whether the
+        prompt repeats itself says little about whether the output will)."""
+        index, cached = state.index, slot.cached
         if len(index) > len(cached) + 1:  # cannot happen while a job runs; stay safe
-            index = self._slots[slot.seq_id].index = NgramIndex()
-        if len(index) <= len(cached):
-            index.extend(cached[len(index) :])
-            assert slot.pending_token is not None
-            index.extend([slot.pending_token])
-        return index.propose(k)
+            index = state.index = NgramIndex()
+        if len(index) > len(cached):
+            return
+        assert slot.pending_token is not None
+        new = [*cached[len(index) :], slot.pending_token]
+        if self.mode is not SpecMode.NGRAM:
+            index.extend(new)
+            return
+        prompt_end = max(slot.n_prompt - len(index), 0)
+        index.extend(new[:prompt_end])
+        for token in new[prompt_end:]:
+            guess = index.predict()
+            if guess is not None:
+                state.accepted = state.accepted * NGRAM_DECAY + (guess == token)
+                state.rejected = state.rejected * NGRAM_DECAY + (guess != token)
+            index.extend([token])
 
     def record_step(self, n_tokens: int, seconds: float) -> None:
         """A decode-only step's size and time, for the cost fit."""
@@ -307,8 +342,9 @@ class Speculator:
     def record(self, seq_id: int, drafted: int, accepted: int) -> None:
         state = self._slots[seq_id]
         rejected = 1.0 if accepted < drafted else 0.0
-        state.accepted = state.accepted * DECAY + accepted
-        state.rejected = state.rejected * DECAY + rejected
+        if self.mode is not SpecMode.NGRAM:  # n-gram slots score every token instead
+            state.accepted = state.accepted * DECAY + accepted
+            state.rejected = state.rejected * DECAY + rejected
         self._recent_accepted = self._recent_accepted * DECAY + accepted
         self._recent_rejected = self._recent_rejected * DECAY + rejected
         if state.probing:  # a failed probe waits twice as long for the next
