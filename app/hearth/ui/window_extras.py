@@ -52,7 +52,7 @@ class WindowExtras(QObject):
             self.store, parent=w, engines_worker=w.chat.model.ensure_worker
         )
         w.add_page("Server", self.server_panel, scroll=True)
-        w.add_page("Settings", self.settings_page, scroll=True)
+        w.add_page("Settings", self.settings_page)
 
         self.load_action = QAction("&Load model…", w)
         self.load_action.setShortcut(QKeySequence("Ctrl+L"))

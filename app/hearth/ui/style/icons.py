@@ -27,7 +27,7 @@ NAMES = {
     "chat_settings": "mdi6.tune-variant",
     "load": "mdi6.rocket-launch-outline",
     "eject": "mdi6.eject-outline",
-    "stop": "mdi6.stop-circle-outline",
+    "stop": "mdi6.stop",
     "send": "mdi6.send",
     "regenerate": "mdi6.refresh",
     "recommended": "mdi6.star-outline",

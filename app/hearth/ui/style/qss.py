@@ -14,7 +14,7 @@ from hearth.ui.style.tokens import RADIUS, SPACE, TYPE, Tokens
 
 
 def stylesheet(t: Tokens) -> str:
-    s, m, l_, xl = SPACE["s"], SPACE["m"], SPACE["l"], SPACE["xl"]
+    s, m, l_ = SPACE["s"], SPACE["m"], SPACE["l"]
     r_s, r_m, r_l = RADIUS["s"], RADIUS["m"], RADIUS["l"]
     return f"""
 QMainWindow, QDialog {{ background: {t.window}; }}
@@ -112,5 +112,8 @@ QFrame#workerBanner QLabel {{ color: {t.text}; }}
 QLabel#offloadNotice {{ color: {t.text}; background: {t.warn_bg};
     border: 1px solid {t.warn_border}; border-radius: {r_s}px; padding: {s}px; }}
 QWidget#chatFooter {{ background: {t.window}; }}
-QWidget#chatComposer {{ padding: {s}px {xl}px; }}
+QPushButton#sendButton, QPushButton#stopButton {{ border-radius: {r_m}px; padding: 0px; }}
+QToolButton#regenerateButton {{ color: {t.text_muted}; border: none; padding: 2px {s}px;
+    border-radius: {r_s}px; }}
+QToolButton#regenerateButton:hover {{ color: {t.text}; background: {t.surface_alt}; }}
 """
