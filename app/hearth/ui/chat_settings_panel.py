@@ -2,6 +2,11 @@
 
 Choosing a preset fills in its system prompt and sampling; any later edit is this
 chat's own. Edits reach the controller (and the store) after a short pause.
+
+A sampling box at its minimum sends nothing, so the worker's own default applies; the
+box says which value that is ("Default (0.8)", from ``core.sampling.SamplingParams``,
+the one place those defaults live), not a bare "default". The panel is a titled column
+with captioned groups (preset, system prompt, sampling) on the spacing scale.
 """
 
 from __future__ import annotations
@@ -9,28 +14,41 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from hearth.chats import AsyncChatStore, Preset, SamplingSettings
+from hearth.core.sampling import SamplingParams
 from hearth.ui.chat_session import ChatController
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TEXT = "default"
+_WORKER = SamplingParams()  # what the worker uses for a field the chat leaves unset
+# The text a box shows at its minimum (nothing sent): the value that applies then.
+DEFAULT_TEXTS = {
+    "temperature": f"Default ({_WORKER.temperature:g})",
+    "top_p": f"Default ({_WORKER.top_p:g})",
+    "top_k": f"Default ({_WORKER.top_k})",
+    "min_p": f"Default ({_WORKER.min_p:g})",
+    "repeat_penalty": f"Default ({_WORKER.repeat_penalty:g})",
+    "max_tokens": "No limit",  # a chat reply runs to the end of its turn or the context
+    "seed": "Random",
+}
 SAVE_DELAY_MS = 300
 # name -> (minimum meaning "default", maximum, step, decimals)
 _FLOATS = {
@@ -49,6 +67,16 @@ _LABELS = {
     "max_tokens": "Max tokens",
     "seed": "Seed",
 }
+_HINTS = {
+    "temperature": "Randomness: lower is more focused and repeatable, higher more varied",
+    "top_p": "Sample only from the most likely tokens that together reach this probability",
+    "top_k": "Sample only from this many most likely tokens",
+    "min_p": "Drop tokens less likely than this fraction of the most likely one",
+    "repeat_penalty": "Above 1 makes repeating recent words less likely",
+    "max_tokens": "The longest a reply may get, in tokens",
+    "seed": "A fixed seed makes the same question give the same reply",
+}
+FIELD_WIDTH = 116  # px: the sampling boxes, one width so their right edges line up
 
 
 class ChatSettingsPanel(QWidget):
@@ -66,18 +94,35 @@ class ChatSettingsPanel(QWidget):
         self.chat = chat
         self._tasks = tasks
         self.presets: list[Preset] = []
+        self.title = QLabel("Chat settings", self)
+        self.title.setProperty("role", "subtitle")
         self.preset_box = QComboBox(self)
         self.preset_box.setObjectName("presetPicker")
         self.preset_box.setAccessibleName("Preset")
+        self.preset_box.setToolTip("A saved system prompt and sampling, to start from")
         self.save_preset_button = QPushButton("Save as preset…", self)
         self.save_preset_button.setAccessibleName("Save as preset")
+        self.save_preset_button.setToolTip("Keep this system prompt and sampling by a name")
         self.system_prompt = QPlainTextEdit(self)
         self.system_prompt.setObjectName("systemPrompt")
         self.system_prompt.setAccessibleName("System prompt")
-        self.system_prompt.setPlaceholderText("System prompt (optional)")
-        self.system_prompt.setMaximumHeight(90)
+        self.system_prompt.setPlaceholderText("How the model should answer, e.g. “Be brief.”")
+        self.system_prompt.setMaximumHeight(110)
+        self.reset_button = QToolButton(self)
+        self.reset_button.setObjectName("resetSamplingButton")
+        self.reset_button.setText("Reset")
+        self.reset_button.setToolTip("Back to the model's defaults")
+        self.reset_button.setAccessibleName("Reset sampling")
+        self.reset_button.setAutoRaise(True)
+        self.reset_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.reset_button.clicked.connect(self.reset_sampling)
         self.fields: dict[str, QDoubleSpinBox | QSpinBox] = {}
         form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(SPACE["m"])
+        form.setVerticalSpacing(SPACE["s"])
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         for name, label in _LABELS.items():
             box: QDoubleSpinBox | QSpinBox
             if name in _FLOATS:
@@ -91,19 +136,40 @@ class ChatSettingsPanel(QWidget):
                 box = QSpinBox(self)
                 box.setRange(*_INTS[name])
                 box.setValue(_INTS[name][0])
-            box.setSpecialValueText(DEFAULT_TEXT)  # shown at the minimum: worker default
+            box.setSpecialValueText(DEFAULT_TEXTS[name])  # at the minimum: the worker's
             box.setAccessibleName(label)
             box.setObjectName(f"sampling_{name}")
+            box.setToolTip(_HINTS[name])
+            box.setFixedWidth(FIELD_WIDTH)
+            box.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             box.valueChanged.connect(self._edited)
             self.fields[name] = box
-            form.addRow(label, box)
+            name_label = QLabel(label, self)
+            name_label.setToolTip(_HINTS[name])
+            name_label.setBuddy(box)
+            form.addRow(name_label, box)
         top = QHBoxLayout()
+        top.setSpacing(SPACE["s"])
         top.addWidget(self.preset_box, 1)
         top.addWidget(self.save_preset_button)
+        sampling_head = QHBoxLayout()
+        sampling_head.setContentsMargins(0, 0, 0, 0)
+        sampling_head.addWidget(self._caption("Sampling"), 1)
+        sampling_head.addWidget(self.reset_button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(SPACE["s"], 0, SPACE["s"], 0)  # clear of the window's edge
+        # Clear of the window's edge and the splitter; groups apart, each caption close
+        # to what it names.
+        layout.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
+        layout.setSpacing(SPACE["s"])
+        layout.addWidget(self.title)
+        layout.addSpacing(SPACE["xs"])
+        layout.addWidget(self._caption("Preset"))
         layout.addLayout(top)
+        layout.addSpacing(SPACE["m"])
+        layout.addWidget(self._caption("System prompt"))
         layout.addWidget(self.system_prompt)
+        layout.addSpacing(SPACE["m"])
+        layout.addLayout(sampling_head)
         layout.addLayout(form)
         layout.addStretch(1)
 
@@ -118,7 +184,23 @@ class ChatSettingsPanel(QWidget):
         chat.conversation_changed.connect(self.show_chat)
         chat.turn_starting.connect(self.commit_pending)
 
+    def _caption(self, text: str) -> QLabel:
+        label = QLabel(text, self)
+        label.setProperty("role", "muted")
+        font = label.font()
+        font.setWeight(font.Weight.DemiBold)
+        label.setFont(font)
+        return label
+
     # ------------------------------------------------------------------ values
+    def reset_sampling(self) -> None:
+        """Every sampling box back to "the worker's default" (saved after the pause)."""
+        for box in self.fields.values():
+            if isinstance(box, QDoubleSpinBox):
+                box.setValue(box.minimum())
+            else:
+                box.setValue(box.minimum())
+
     def sampling(self) -> SamplingSettings:
         values: dict[str, float | int] = {}
         for name, box in self.fields.items():

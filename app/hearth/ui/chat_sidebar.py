@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -30,7 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.chats import AsyncChatStore, ChatStore, Conversation, SearchHit
+from hearth.ui.chat_list_rows import ChatRowDelegate, when
 from hearth.ui.chat_session import ChatController
+from hearth.ui.style.icons import icon
+from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
@@ -67,34 +70,58 @@ class ChatSidebar(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("chatList")
         self.list.setAccessibleName("Conversations")
-        self.list.setWordWrap(True)
+        # Rows are painted by ChatRowDelegate (title, then when or what matched); the
+        # list itself is flat on the panel, as in chat apps, not a framed table.
+        self.list.setItemDelegate(ChatRowDelegate(self.list))
+        self.list.setStyleSheet(
+            "QListWidget#chatList { border: none; background: transparent; padding: 0px; }"
+        )
+        self.list.setMouseTracking(True)
+        self.list.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
+        self.list.setUniformItemSizes(True)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._row_menu)
         self.empty_label = QLabel(NO_CHATS, self)  # an empty list says why it is empty
         self.empty_label.setObjectName("chatListEmpty")
         self.empty_label.setProperty("role", "muted")
         self.empty_label.setWordWrap(True)
-        self.empty_label.setContentsMargins(8, 8, 8, 8)
-        self.new_button = self._button("New", "newChatButton", "New chat (Ctrl+N)")
+        self.empty_label.setContentsMargins(SPACE["s"], SPACE["s"], SPACE["s"], SPACE["s"])
+        self.new_button = QPushButton("New chat", self)
+        self.new_button.setObjectName("newChatButton")
+        self.new_button.setToolTip("Start a new chat (Ctrl+N)")
+        self.new_button.setAccessibleName("New chat")
+        self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.rename_button = self._button("Rename", "renameChatButton", "Rename this chat")
         self.delete_button = self._button("Delete", "deleteChatButton", "Delete this chat")
-        self.export_button = QToolButton(self)
-        self.export_button.setText("Export")
-        self.export_button.setObjectName("exportChatButton")
+        self.export_button = self._button("Export", "exportChatButton", "Save this chat as a file")
         self.export_button.setAccessibleName("Export chat")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         menu.addAction("As Markdown…", lambda: self._choose_export("md"))
         menu.addAction("As JSON…", lambda: self._choose_export("json"))
         self.export_button.setMenu(menu)
+        self._search_icon = self.search_box.addAction(
+            QIcon(), QLineEdit.ActionPosition.LeadingPosition
+        )
 
-        row = QHBoxLayout()
-        for w in (self.new_button, self.rename_button, self.delete_button, self.export_button):
+        row = QHBoxLayout()  # what can be done with the open chat, quietly under the list
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(SPACE["xs"])
+        for w in (self.rename_button, self.delete_button, self.export_button):
             row.addWidget(w)
+        row.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, SPACE["s"], SPACE["xs"])  # Export clear of the edge
+        # Clear of the rail and the splitter; the New chat button lines up with the list.
+        layout.setContentsMargins(SPACE["s"], SPACE["s"], SPACE["s"], SPACE["xs"])
+        layout.setSpacing(SPACE["s"])
+        layout.addWidget(self.new_button)
         layout.addWidget(self.search_box)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.list, 1)
         layout.addLayout(row)
+        self._refresh_icons()
 
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -112,12 +139,44 @@ class ChatSidebar(QWidget):
         self.conversations: list[Conversation] = []
         self._sync_selection()
 
-    def _button(self, text: str, name: str, tip: str) -> QPushButton:
-        button = QPushButton(text, self)
+    def _button(self, text: str, name: str, tip: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
         button.setObjectName(name)
         button.setToolTip(tip)
         button.setAccessibleName(f"{text} chat")
+        button.setAutoRaise(True)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
         return button
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._refresh_icons()
+        super().changeEvent(event)
+
+    def _refresh_icons(self) -> None:
+        """Icons are tinted for the theme (``style.icons``): remade when it changes."""
+        t = tokens_for(self.palette())
+        self.new_button.setIcon(icon("new_chat", t))
+        self.rename_button.setIcon(icon("edit", t, color=t.text_muted))
+        self.delete_button.setIcon(icon("delete", t, color=t.text_muted))
+        self._search_icon.setIcon(icon("search", t, color=t.text_muted))
+
+    def _row_menu(self, pos: QPoint) -> None:
+        """Right-click on a row: what the buttons under the list do, for that row."""
+        item = self.list.itemAt(pos)
+        if item is None:
+            return
+        target = (int(item.data(ID_ROLE)), item.text().partition("\n")[0])
+        menu = QMenu(self)
+        menu.addAction("Rename…", lambda: self._ask_rename(target))
+        export = menu.addMenu("Export")
+        export.addAction("As Markdown…", lambda: self._choose_export("md", target))
+        export.addAction("As JSON…", lambda: self._choose_export("json", target))
+        menu.addSeparator()
+        menu.addAction("Delete…", lambda: self._ask_delete(target))
+        menu.popup(self.list.viewport().mapToGlobal(pos))
 
     # ------------------------------------------------------------------ list
     def refresh(self) -> asyncio.Task[None]:
@@ -132,7 +191,7 @@ class ChatSidebar(QWidget):
         else:
             self.hits = []
             self.conversations = await self.db.run(lambda s: s.list_conversations())
-            self._fill([(c.id, f"{c.title}\n{_when(c.updated)}") for c in self.conversations])
+            self._fill([(c.id, f"{c.title}\n{when(c.updated)}") for c in self.conversations])
         self.refreshed.emit()
 
     def _fill(self, rows: list[tuple[int, str]]) -> None:
@@ -204,36 +263,42 @@ class ChatSidebar(QWidget):
         log.info("exported conversation %d to %s", conversation_id, target)
         return target
 
-    def _ask_rename(self) -> None:
+    def _target(self, target: tuple[int, str] | None) -> tuple[int, str] | None:
+        """(id, title) of a right-clicked row, else of the open chat (None: none)."""
+        if target is not None:
+            return target
         cid = self.chat.conversation_id
-        if cid is None:
+        return None if cid is None else (cid, self.chat.title)
+
+    def _ask_rename(self, target: tuple[int, str] | None = None) -> None:
+        chosen = self._target(target)
+        if chosen is None:
             return
-        title, ok = QInputDialog.getText(self, "Rename chat", "Title:", text=self.chat.title)
+        cid, old = chosen
+        title, ok = QInputDialog.getText(self, "Rename chat", "Title:", text=old)
         if ok and title.strip():
             self._tasks.spawn(self.rename(cid, title), name="rename-chat")
 
-    def _ask_delete(self) -> None:
-        cid = self.chat.conversation_id
-        if cid is None:
+    def _ask_delete(self, target: tuple[int, str] | None = None) -> None:
+        chosen = self._target(target)
+        if chosen is None:
             return
+        cid, title = chosen
         answer = QMessageBox.question(
-            self, "Delete chat", f"Delete “{self.chat.title}” and all its messages?"
+            self, "Delete chat", f"Delete “{title}” and all its messages?"
         )
         if answer == QMessageBox.StandardButton.Yes:
             self._tasks.spawn(self.delete(cid), name="delete-chat")
 
-    def _choose_export(self, fmt: str) -> None:
-        cid = self.chat.conversation_id
-        if cid is None:
+    def _choose_export(self, fmt: str, target: tuple[int, str] | None = None) -> None:
+        chosen = self._target(target)
+        if chosen is None:
             return
-        name = "".join(c if c.isalnum() or c in " -_" else "_" for c in self.chat.title).strip()
+        cid, title = chosen
+        name = "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip()
         filters = "Markdown (*.md)" if fmt == "md" else "JSON (*.json)"
         path, _ = QFileDialog.getSaveFileName(
             self, "Export chat", f"{name or 'chat'}.{fmt}", filters
         )
         if path:
             self._tasks.spawn(self.export(cid, path, fmt), name="export-chat")
-
-
-def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))

@@ -38,6 +38,7 @@ from hearth.ui.message_card import (
     CardIndex,
     CardMeta,
     MessageActions,
+    add_avatars,
     draw_heading,
     draw_reasoning,
     tint_blocks,
@@ -67,6 +68,7 @@ class ChatTranscript(QTextBrowser):
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._link_clicked)
         prepare_document(self.document(), tokens)
+        add_avatars(self.document(), tokens)
         # An explicit minimum: the reading-width margins (see ChatView) must not raise
         # the transcript's minimum size (and with it the window's).
         self.setMinimumSize(240, 120)
@@ -87,6 +89,7 @@ class ChatTranscript(QTextBrowser):
         """The theme changed: new colours for what is drawn from now on."""
         self.tokens = tokens
         prepare_document(self.document(), tokens)
+        add_avatars(self.document(), tokens)
         self.card_actions.set_tokens(tokens)
 
     def set_streaming(self, streaming: bool) -> None:
@@ -229,6 +232,7 @@ class ChatTranscript(QTextBrowser):
         self.cards.clear()
         self.card_actions.hide()
         self.clear()
+        add_avatars(self.document(), self.tokens)  # clear() dropped the images
 
     # ------------------------------------------------------------------ links
     def copy_code(self, index: int) -> str:

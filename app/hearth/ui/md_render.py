@@ -79,7 +79,14 @@ class _Formats:
         self.code_block.setLeftMargin(8)
         self.code_block.setRightMargin(8)
         self.code_header = QTextBlockFormat(self.code_block)
-        self.code_header.setTopMargin(6)
+        self.code_pad = QTextBlockFormat(self.code_block)  # above the header, under the code
+        self.code_top = QTextBlockFormat(self.code_pad)
+        self.code_top.setTopMargin(8)
+        self.pad_char = pad_char()
+        self.quote = QTextBlockFormat()  # a blockquote: indented on a tint
+        self.quote.setBackground(QColor(t.surface_alt))
+        self.quote.setLeftMargin(6)
+        self.quote.setRightMargin(6)
         self.code_char = QTextCharFormat()
         self.code_char.setFont(mono)
         self.code_char.setForeground(QColor(t.code_text))  # unhighlighted tokens too
@@ -101,6 +108,14 @@ class _Formats:
         fmt.setForeground(QColor(self.tokens.accent))
         fmt.setFontUnderline(True)
         return fmt
+
+
+def pad_char(points: float = 4.0) -> QTextCharFormat:
+    """The char format of an empty block used as padding: its (small) font sets the
+    block's height (a fixed line height would paint over the line above)."""
+    fmt = QTextCharFormat()
+    fmt.setFontPointSize(points)
+    return fmt
 
 
 _formats: dict[str, _Formats] = {}  # per theme; a cache of immutable formats, not state
@@ -210,8 +225,13 @@ class MarkdownWriter:
         if self._tail_start is None:
             return
         cursor.setPosition(self._tail_start)
+        # Removing the tail's block separator would hand the tail's block format to the
+        # block above it (a code block's last line, or its padding, losing its shade).
+        keep = cursor.blockFormat()
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
+        if not self._tail_reused:
+            cursor.setBlockFormat(keep)
         self._tail_start = None
         self._reuse = self._tail_reused
 
@@ -233,14 +253,14 @@ class MarkdownWriter:
         f = self._f
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if isinstance(event, TextBlock):
-            self._new_block(cursor, f.text_block, f.text_char)
-            cursor.insertHtml(markdown_html(event.source))
+            self._draw_text(cursor, event.source, tail=False)
         elif isinstance(event, CodeStart):
             self.code_blocks.append([])
             self._code_index = len(self.code_blocks) - 1
             self._lang = language(event.lang)
             self._code_state = None
-            self._new_block(cursor, f.code_header, f.header_char)
+            self._new_block(cursor, f.code_top, f.pad_char)
+            cursor.insertBlock(f.code_header, f.header_char)
             self.code_headers[self._code_index] = cursor.block().position()
             cursor.insertText(f"{event.lang or 'code'}   ", f.header_char)
             cursor.insertText("Copy", f.link(f"{COPY_SCHEME}{self._code_index}"))
@@ -249,6 +269,7 @@ class MarkdownWriter:
             self._code_state = self._draw_code_line(cursor, event.text, self._code_state)
         elif isinstance(event, CodeEnd):
             self._code_state = None
+            cursor.insertBlock(f.code_pad, f.pad_char)  # the block's bottom padding
             if len(self.code_blocks[self._code_index]) > FOLD_LINES:
                 self._add_fold_link(self._code_index)
         self.blocks_rendered += 1
@@ -285,9 +306,26 @@ class MarkdownWriter:
         if tail.kind == "code":
             self._draw_code_line(cursor, tail.text, self._code_state)
         else:
-            f = self._f
-            self._tail_reused = self._new_block(cursor, f.text_block, f.text_char)
-            cursor.insertHtml(markdown_html(tail.text))
+            self._draw_text(cursor, tail.text, tail=True)
+
+    def _draw_text(self, cursor: QTextCursor, source: str, *, tail: bool) -> None:
+        """A markdown text block at the end. A list or table HTML opens with its own
+        block, which would leave the one made for it empty (a blank line above every
+        list): that one is dropped. A blockquote gets its indented tint."""
+        f = self._f
+        reused = self._new_block(cursor, f.text_block, f.text_char)
+        if tail:
+            self._tail_reused = reused
+        start = cursor.block()
+        first = start.position()  # where this block's text begins, either way
+        cursor.insertHtml(markdown_html(source))
+        if not reused and start.length() == 1 and start.next().isValid():
+            QTextCursor(start).deletePreviousChar()  # the separator: the block above stays
+        if source.lstrip().startswith(">"):
+            block = self.doc.findBlock(first)
+            while block.isValid():
+                QTextCursor(block).mergeBlockFormat(f.quote)
+                block = block.next()
 
 
 def plain_html(text: str) -> str:

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
@@ -24,9 +24,12 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
+    QTextImageFormat,
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QTextBrowser, QToolButton, QWidget
 
+from hearth.ui.md_render import pad_char
 from hearth.ui.style.icons import icon
 from hearth.ui.style.tokens import Tokens
 
@@ -34,8 +37,11 @@ log = logging.getLogger(__name__)
 
 CARD_SCHEME = "msg:"  # msg:prev:N, msg:next:N (variants), msg:think:N (fold)
 PREV, NEXT = "\u2039", "\u203a"  # the variant switcher's arrows
-CARD_GAP = 16  # px above each card
-BUBBLE_MARGIN = 10  # px of tint left and right of the user's text
+CARD_GAP = 18  # px above each card
+BUBBLE_MARGIN = 12  # px of tint left and right of the user's text
+BUBBLE_PAD_PT = 4.5  # the tint above and below it: an empty line this size (~8 px)
+AVATAR = 16  # px: the icon before a card's author
+AVATARS = {"user": ("account", "hearth-card:user"), "assistant": ("model", "hearth-card:model")}
 ACTIONS = ("copy", "edit", "regenerate", "delete")
 ACTION_TIPS = {
     "copy": "Copy the message",
@@ -109,14 +115,31 @@ def _link(t: Tokens, href: str) -> QTextCharFormat:
     return fmt
 
 
+def add_avatars(doc: QTextDocument, t: Tokens) -> None:
+    """The authors' icons as the document's images, in the theme's colours (again on a
+    theme change: the same names, so cards drawn later pick up the new ones)."""
+    for kind, name in AVATARS.values():
+        pixmap = icon(kind, t, color=t.text_muted).pixmap(QSize(AVATAR, AVATAR))
+        doc.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(name), pixmap)
+
+
 def draw_heading(cursor: QTextCursor, t: Tokens, role: str, index: int, meta: CardMeta) -> None:
-    """The card's first line at ``cursor`` (the document's end): who, and the variants."""
+    """The card's first line at ``cursor`` (the document's end): an icon and who wrote
+    it (you, or the model by name), and the variants."""
     block = QTextBlockFormat()
     block.setTopMargin(CARD_GAP)
+    block.setBottomMargin(2)
     if cursor.document().isEmpty():
         cursor.setBlockFormat(block)
     else:
         cursor.insertBlock(block, QTextCharFormat())
+    image = QTextImageFormat()
+    image.setName(AVATARS.get(role, AVATARS["assistant"])[1])
+    image.setWidth(AVATAR)
+    image.setHeight(AVATAR)
+    image.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignMiddle)
+    cursor.insertImage(image)
+    cursor.insertText("  ", QTextCharFormat())
     who = "You" if role == "user" else (meta.model or "Assistant")
     cursor.insertText(who, _char(t, bold=True))
     at, count = meta.variant
@@ -161,10 +184,18 @@ def draw_reasoning(cursor: QTextCursor, t: Tokens, index: int, meta: CardMeta) -
 
 
 def tint_blocks(cursor: QTextCursor, start: int, t: Tokens) -> None:
-    """Give the blocks from ``start`` to the end the user's bubble tint (code blocks,
-    which have their own background, keep it)."""
+    """Put the user's message (the blocks after the heading at ``start``) on the
+    bubble's tint, with a pad line above and below (code blocks, which have their own
+    background, keep it)."""
     doc = cursor.document()
-    block = doc.findBlock(start)
+    heading = doc.findBlock(start)
+    pad = pad_char(BUBBLE_PAD_PT)
+    top = QTextCursor(heading)
+    top.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+    top.insertBlock(QTextBlockFormat(), pad)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    cursor.insertBlock(QTextBlockFormat(), pad)
+    block = heading.next()
     first = True
     while block.isValid():
         fmt = block.blockFormat()
