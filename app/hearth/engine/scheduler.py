@@ -1,12 +1,13 @@
 """The batch loop: one thread owns the llama context and serves every slot.
 
-Each step builds a single ``llama_batch`` holding one token for every decoding slot and
-prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams are decoding,
-so a long prompt never stalls them for long, and by ``n_batch`` otherwise), decodes it
-once, then samples each slot with its own chain.
+Each step builds a single ``llama_batch`` (batch.py) holding one token for every decoding
+slot and prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams are
+decoding, so a long prompt never stalls them for long, and by ``n_batch`` otherwise),
+decodes it once, then samples each slot with its own chain.
 Requests join and leave between steps: continuous batching.
 A decoding slot may bring drafted tokens (speculative.py): they are verified in the same
 decode, kept while the slot's own sampling agrees, and the rest trimmed from the KV cache.
+Events for clients leave through an outbox (outbox.py) as the next decode starts.
 """
 
 from __future__ import annotations
@@ -19,19 +20,14 @@ import time
 import llama_cpp
 
 from hearth.core.errors import QueueFullError
-from hearth.core.generation import (
-    Finished,
-    FinishReason,
-    GenerationEvent,
-    TextDelta,
-    Timings,
-)
+from hearth.core.generation import Finished, FinishReason, TextDelta, Timings
 from hearth.engine.arrivals import Arrivals
+from hearth.engine.batch import BatchBuilder
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
+from hearth.engine.outbox import EventOutbox
 from hearth.engine.placement import Placement, place
 from hearth.engine.rate import DecodeRate
-from hearth.engine.relay import EventRelay
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.scheduler_status import (
     CompletedRequest,
@@ -83,11 +79,10 @@ class Scheduler:
         self._cond = threading.Condition()
         self._stopping = False
         self._stop_reason: str | None = None
-        self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
+        self._batch = BatchBuilder(self._n_batch)
         self._rate = rate if rate is not None else DecodeRate()  # trimmed as steps come
         self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
-        self._relay = EventRelay()
-        self._outbox: list[tuple[Job, GenerationEvent]] = []  # see _post
+        self._outbox = EventOutbox()  # events leave as the next decode starts
         self._thread = threading.Thread(target=self._run, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -132,15 +127,15 @@ class Scheduler:
             self._stopping = True
             self._cond.notify_all()
         self._thread.join()
-        self._relay.close()
+        self._outbox.close()
         self._spec.close()
-        llama_cpp.llama_batch_free(self._batch)
+        self._batch.free()
 
     # ------------------------------------------------------------------ loop
     def _run(self) -> None:
         while True:
             if not self._any_busy():  # no decode comes next to hand the events over
-                self._flush()
+                self._outbox.flush()
             with self._cond:
                 while not self._stopping and not self._queue and not self._any_busy():
                     self._cond.wait()
@@ -148,7 +143,7 @@ class Scheduler:
                     break
             was_idle = not self._any_busy()
             if self._admit():
-                self._flush()  # the wait for more arrivals must not hold up tokens
+                self._outbox.flush()  # the wait for more arrivals must not hold up tokens
                 self._gather_arrivals(was_idle)
             self._drop_cancelled()
             if not self._any_busy():
@@ -194,7 +189,7 @@ class Scheduler:
                     return started
                 job = self._queue.popleft()
             if job.cancelled.is_set():
-                self._post(job, Finished(FinishReason.CANCELLED, empty_usage(job)))
+                self._outbox.post(job, Finished(FinishReason.CANCELLED, empty_usage(job)))
                 continue
             # Slots change only on this thread, so placement needs no lock (and a long
             # prompt would otherwise hold up submit() on the event loop).
@@ -251,15 +246,10 @@ class Scheduler:
                 self._finish(slot, FinishReason.CANCELLED)
 
     def _step(self) -> None:
-        """One decode over every busy slot, tokens in sequence-id order.
-
-        Ascending ids matter: llama.cpp groups only consecutive sequence ids into one
-        forward pass, so any other order splits the step.
-        """
-        batch = self._batch
+        """One decode over every busy slot (batch.py), then sampling and verification."""
         running = [s for s in self._slots if s.pending_token is not None]
         if any(s.n_generated == 1 for s in running):  # a draft model may have a whole
-            self._flush()  # prompt to catch up first: the first token goes out now
+            self._outbox.flush()  # prompt to catch up first: the first token goes out now
         decoding = len(running)
         room = self._n_batch - decoding
         drafts = self._spec.plan(running, room, self._model.n_ctx_per_slot)
@@ -267,50 +257,23 @@ class Scheduler:
         # Running streams wait for the whole step: bound their stall to one micro-batch.
         # With none running, simultaneous prompts are prefilled together, up to n_batch.
         budget = (self._n_ubatch if decoding else self._n_batch) - decoding
-        n = 0
-        outputs: list[tuple[Slot, int, list[int]]] = []
-        chunks: list[tuple[Slot, list[int]]] = []
-        for slot in self._slots:
-            if slot.job is None:
-                continue
-            if slot.pending_token is not None:
-                draft = drafts.get(slot.seq_id, [])
-                for i, token in enumerate([slot.pending_token, *draft]):
-                    self._put(n + i, token, len(slot.cached) + i, slot.seq_id, True)
-                outputs.append((slot, n, draft))
-                chunks.append((slot, [slot.pending_token]))
-                n += 1 + len(draft)
-                continue
-            if not slot.prefilling or budget <= 0:
-                continue
-            start = len(slot.cached)
-            take = min(slot.n_prompt - start, budget)
-            budget -= take
-            piece = slot.job.tokens[start : start + take]
-            for offset, token in enumerate(piece):
-                is_last = start + offset == slot.n_prompt - 1
-                self._put(n, token, start + offset, slot.seq_id, is_last)
-                if is_last:
-                    outputs.append((slot, n, []))
-                n += 1
-            chunks.append((slot, piece))
-        batch.n_tokens = n
-        self._flush()  # the relay and the event loop work while this decode runs
+        step = self._batch.fill(self._slots, drafts, budget)
+        self._outbox.flush()  # the relay and the event loop work while this decode runs
         started = time.perf_counter()
-        result = llama_cpp.llama_decode(self._model.ctx, batch)
+        result = llama_cpp.llama_decode(self._model.ctx, self._batch.batch)
         if result != 0:
-            for slot, _ in chunks:
+            for slot, _ in step.chunks:
                 self._finish(slot, FinishReason.ERROR, error=decode_error(result))
                 llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
                 slot.cached = []
             return
-        for slot, piece in chunks:
+        for slot, piece in step.chunks:
             slot.cached.extend(piece)
             slot.pending_token = None
         now = time.perf_counter()
-        if len(chunks) == len(running):  # decode only: a sample for the cost fit
-            self._spec.record_step(n, now - started)
-        produced = sum(self._verify(slot, index, draft, now) for slot, index, draft in outputs)
+        if len(step.chunks) == len(running):  # decode only: a sample for the cost fit
+            self._spec.record_step(step.n_tokens, now - started)
+        produced = sum(self._verify(slot, i, draft, now) for slot, i, draft in step.outputs)
         self._rate.record(now, produced)
 
     def _verify(self, slot: Slot, index: int, draft: list[int], now: float) -> int:
@@ -341,30 +304,6 @@ class Scheduler:
             slot.pending_logprobs.append(token_logprob(self._model, logits, token, wanted))
         return token
 
-    def _post(self, job: Job, event: GenerationEvent) -> None:
-        """Queue an event for the relay until the next decode starts (``_flush``).
-
-        Handed over at once, each event wakes the relay and then the event loop, which
-        take the GIL whenever this thread makes a ctypes call: a speculative step's
-        seventeen samples and sixteen draft decodes then wait on them, one handover at
-        a time (verification took 2-3 ms a step behind ``hearth serve``, 0.75 ms
-        in-process). Handed over as the decode starts, their work overlaps the decode,
-        which releases the GIL for its whole length."""
-        self._outbox.append((job, event))
-
-    def _flush(self) -> None:
-        outbox, self._outbox = self._outbox, []
-        for job, event in outbox:
-            self._relay.post(job, event)
-
-    def _put(self, i: int, token: int, pos: int, seq_id: int, logits: bool) -> None:
-        batch = self._batch
-        batch.token[i] = token
-        batch.pos[i] = pos
-        batch.n_seq_id[i] = 1
-        batch.seq_id[i][0] = seq_id
-        batch.logits[i] = logits
-
     def _accept_token(self, slot: Slot, token: int, now: float) -> None:
         assert slot.job is not None and slot.stream is not None
         if slot.first_token_at == 0.0:
@@ -379,7 +318,7 @@ class Scheduler:
         slot.pieces.append(piece)
         text = slot.stream.feed(piece)
         if text:
-            self._post(slot.job, TextDelta(text, slot.take_logprobs()))
+            self._outbox.post(slot.job, TextDelta(text, slot.take_logprobs()))
         max_tokens = slot.job.params.max_tokens
         hit_max = max_tokens is not None and slot.n_generated >= max_tokens
         context_full = len(slot.cached) + 1 >= self._model.n_ctx_per_slot
@@ -399,7 +338,7 @@ class Scheduler:
         if ended_normally and stream is not None and not stream.stopped:
             tail = stream.finish()
             if tail or slot.pending_logprobs:
-                self._post(job, TextDelta(tail, slot.take_logprobs()))
+                self._outbox.post(job, TextDelta(tail, slot.take_logprobs()))
         if ended_normally and self._memo is not None and job.text is not None:
             self._memo.record(
                 known_generation(job.text, job.add_special, job.tokens, slot.generated, slot.pieces)
@@ -419,7 +358,7 @@ class Scheduler:
         slot.last_used = end
         with self._cond:
             slot.job = None  # free before the client hears, so status is never stale
-        self._post(job, finished)
+        self._outbox.post(job, finished)
 
     def _timings(self, slot: Slot, job: Job, end: float) -> Timings:
         return slot_timings(slot, job, end, *self._spec.counts(slot.seq_id))
@@ -440,5 +379,5 @@ class Scheduler:
             queued = list(self._queue)
             self._queue.clear()
         for job in queued:
-            self._post(job, Finished(ending, empty_usage(job), error=reason))
-        self._flush()
+            self._outbox.post(job, Finished(ending, empty_usage(job), error=reason))
+        self._outbox.flush()
