@@ -184,11 +184,12 @@ class FitChip(QLabel):
         super().changeEvent(event)
 
 
-def chip_cell() -> QWidget:
-    """A table cell holding one :class:`FitChip`, left-aligned with small margins."""
+def chip_cell(inset: int = SPACE["s"]) -> QWidget:
+    """A table cell holding one :class:`FitChip`, left-aligned ``inset`` px in (0 in a
+    table whose style sheet pads its items: the padding insets cell widgets too)."""
     cell = QWidget()
     row = QHBoxLayout(cell)
-    row.setContentsMargins(4, 2, 4, 2)
+    row.setContentsMargins(inset, 0, inset, 0)
     row.addWidget(FitChip(cell))
     row.addStretch(1)
     return cell

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
+from hearth.ui.style.tokens import SPACE
+
 
 def button(
     text: str, accessible: str, slot: Callable[[], object], parent: QWidget | None = None
@@ -18,11 +20,12 @@ def button(
 
 
 def button_cell(*buttons: QPushButton) -> QWidget:
-    """A compact widget holding ``buttons`` side by side, for a table cell."""
+    """A compact widget holding ``buttons`` side by side, for a table cell (of a
+    ``page_style.style_table`` table, whose item padding insets it)."""
     cell = QWidget()
     row = QHBoxLayout(cell)
-    row.setContentsMargins(2, 0, 2, 0)
-    row.setSpacing(4)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(SPACE["xs"])
     for btn in buttons:
         row.addWidget(btn)
     return cell

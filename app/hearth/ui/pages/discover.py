@@ -18,9 +18,7 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QStackedWidget,
     QVBoxLayout,
@@ -33,8 +31,11 @@ from hearth.ui.app_settings import SettingsStore
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, plural
 from hearth.ui.pages.discover_picks import PicksView
+from hearth.ui.pages.discover_results import ResultsList
 from hearth.ui.pages.model_page import ModelPage
+from hearth.ui.pages.page_style import PageHeader, StatusLabel, page_layout
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ SORTS = [("Most downloaded", "downloads"), ("Most liked", "likes"), ("Recently u
          "last_modified")]  # fmt: skip
 PICKS_HINT = "Picks for this computer. One click opens a model; or search Hugging Face above."
 RESULTS_HINT = "One click opens a model."
+NO_MATCH = "No GGUF models match \u201c{query}\u201d. Try fewer words, or go back to the picks."
 
 
 def _message(exc: BaseException) -> str:
@@ -91,38 +93,38 @@ class DiscoverPage(QWidget):
         self.sort_combo.currentIndexChanged.connect(lambda _i: self._resort())
         self.search_button = button("Search", "Search", self.search)
         self.picks_button = button("Picks", "Back to the picks", self.show_picks)
-        self.list = QListWidget(self)
-        self.list.setObjectName("discoverResults")
-        self.list.setAccessibleName("Search results")
-        self.list.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.list = ResultsList(self)
         self.list.setToolTip("One click opens a model")
         self.list.itemActivated.connect(self._open_item)  # Enter
         self.list.itemClicked.connect(self._open_item)  # one click opens a repo
         self.more_button = button("Load more", "Load more results", self.load_more)
         self.more_button.hide()
-        self.status = QLabel(PICKS_HINT, self)
-        self.status.setProperty("role", "muted")
-        self.status.setWordWrap(True)
-        self.status.setAccessibleName("Search status")
+        self.status = StatusLabel(self, accessible="Search status")
+        self.status.say(PICKS_HINT)
         self.picks = PicksView(self)
         self.picks.repo_chosen.connect(self.open_model)
         self.picks.recommended_requested.connect(self.recommended_requested)
 
         results = QWidget(self)
-        title = QLabel("Discover", results)
-        title.setProperty("role", "title")
+        self.header = PageHeader("Discover", results)
         bar = QHBoxLayout()
+        bar.setSpacing(SPACE["s"])
         bar.addWidget(self.picks_button)
         bar.addWidget(self.search_box, 1)
         bar.addWidget(self.sort_combo)
         bar.addWidget(self.search_button)
-        col = QVBoxLayout(results)
-        col.addWidget(title)
+        col = page_layout(results)
+        col.addWidget(self.header)
         col.addLayout(bar)
         col.addWidget(self.status)
         col.addWidget(self.picks, 1)
         col.addWidget(self.list, 1)
-        col.addWidget(self.more_button)
+        more = QHBoxLayout()
+        more.addStretch(1)
+        more.addWidget(self.more_button)
+        more.addStretch(1)
+        col.addLayout(more)
+        col.addStretch(0)  # under a short list of hits
         self.list.hide()  # until the first search: the picks show
         self.picks_button.hide()
 
@@ -166,7 +168,7 @@ class DiscoverPage(QWidget):
         self.more_button.hide()
         self.picks_button.hide()
         self.picks.show()
-        self.status.setText(PICKS_HINT)
+        self.status.say(PICKS_HINT)
         self.stack.setCurrentIndex(0)
 
     # ------------------------------------------------------------------ search
@@ -199,7 +201,7 @@ class DiscoverPage(QWidget):
         if self._search_task is not None and clear:
             self._search_task.cancel()
         self.more_button.setEnabled(False)
-        self.status.setText("Searching…")
+        self.status.say(f"Searching Hugging Face for \u201c{self.search_box.text().strip()}\u201d…")
         search = self._search
         assert search is not None
         self._search_task = self._tasks.spawn(self._next_page(search), name="search")
@@ -209,24 +211,19 @@ class DiscoverPage(QWidget):
         try:
             page = await asyncio.to_thread(search.next_page)
         except Exception as exc:
-            self.status.setText(_message(exc))
-            self.more_button.setEnabled(True)
+            if search is self._search:
+                self.status.say(_message(exc), error=True)
+                self.more_button.setEnabled(True)
             return
         if search is not self._search:
             return  # a newer search replaced this one
         for summary in page.results:
             self.results.append(summary)
-            gated = "  · gated" if summary.gated else ""
-            stats = (
-                f"{plural(summary.downloads, 'download')} · {plural(summary.likes, 'like')}{gated}"
-            )
-            item = QListWidgetItem(f"{summary.repo_id}\n{stats}")
-            item.setData(Qt.ItemDataRole.UserRole, summary.repo_id)
-            item.setToolTip(f"Open {summary.repo_id}")
-            self.list.addItem(item)
+            self.list.add_summary(summary)
         n = len(self.results)
-        self.status.setText(f"{plural(n, 'model')}. {RESULTS_HINT}" if n else
-                            "No GGUF models match.")  # fmt: skip
+        more = " or more" if page.has_more else ""
+        self.status.say(f"{plural(n, 'model')}{more}. {RESULTS_HINT}" if n else
+                        NO_MATCH.format(query=search.query))  # fmt: skip
         self.more_button.setVisible(page.has_more)
         self.more_button.setEnabled(True)
 

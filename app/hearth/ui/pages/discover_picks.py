@@ -32,6 +32,7 @@ from hearth.hardware.probe import SystemMemory
 from hearth.hardware.speed import Bandwidth
 from hearth.hub.picks import TRENDING, Pick, PicksFile, default_picks, judge, trending
 from hearth.ui.fit_chip import FitChip, chip_for_rough
+from hearth.ui.pages.page_style import ElidedLabel, IconButton
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.threads import in_thread
 
@@ -43,7 +44,7 @@ WIDE_PX = 1100  # from this width on, three columns of cards; else two
 
 
 class PickCard(QFrame):
-    """One pick: name, what it is good for, repo and size, and its fit chip."""
+    """One pick: name and repo, what it is good for, its fit chip and download size."""
 
     activated = Signal(str)  # the repo id
 
@@ -62,27 +63,32 @@ class PickCard(QFrame):
         self.text = QLabel(pick.description, self)
         self.text.setProperty("role", "muted")
         self.text.setWordWrap(True)
-        size = f" · {pick.quant} ≈ {format_bytes(pick.size_bytes)}" if pick.size_bytes else ""
-        self.repo_label = QLabel(f"{pick.repo}{size}", self)
-        self.repo_label.setProperty("role", "muted")
-        self.repo_label.setWordWrap(True)
+        self.repo_label = ElidedLabel(pick.repo, self)
+        self.repo_label.setProperty("role", "caption")
+        size = f"{pick.quant} · {format_bytes(pick.size_bytes)}" if pick.size_bytes else pick.quant
+        self.size_label = QLabel(size, self)
+        self.size_label.setProperty("role", "muted")
+        self.size_label.setToolTip("The quantization Hearth suggests, and its download size")
         self.chip = FitChip(self)
-        for label in (self.title, self.text, self.repo_label, self.chip):
+        labels = (self.title, self.text, self.repo_label, self.size_label)
+        for label in (*labels, self.chip):
             label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        for label in (self.title, self.text, self.repo_label):
+        for label in labels:
             label.setStyleSheet("background: transparent; border: none;")
         chip_row = QHBoxLayout()
+        chip_row.setSpacing(SPACE["s"])
         chip_row.addWidget(self.chip)
         chip_row.addStretch(1)
+        chip_row.addWidget(self.size_label)
         col = QVBoxLayout(self)
-        col.setContentsMargins(SPACE["m"], SPACE["m"], SPACE["m"], SPACE["m"])
+        col.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
         col.setSpacing(SPACE["xs"])
         col.addWidget(self.title)
-        col.addWidget(self.text)
         col.addWidget(self.repo_label)
+        col.addWidget(self.text)
+        col.addStretch(1)
         col.addSpacing(SPACE["xs"])
         col.addLayout(chip_row)
-        col.addStretch(1)
 
     def judge(self, system: SystemMemory, bandwidth: Bandwidth | None) -> None:
         p = self.pick
@@ -136,9 +142,10 @@ class PicksView(QWidget):
         for key, title in self.categories.items():
             self._add_filter(key, title)
         self.filter_row.addStretch(1)
-        self.recommended_button = QPushButton("What fits this computer?", self)
-        self.recommended_button.setAccessibleName("Recommended models for this computer")
-        self.recommended_button.clicked.connect(lambda _c=False: self.recommended_requested.emit())
+        self.recommended_button = IconButton(
+            "recommended", "Recommended models for this computer",
+            self.recommended_requested.emit, "What fits this computer?", self,
+        )  # fmt: skip
         self.filter_row.addWidget(self.recommended_button)
 
         self.grid_host = QWidget(self)
@@ -152,6 +159,7 @@ class PicksView(QWidget):
         self.scroll_area.setWidget(self.grid_host)
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(SPACE["m"])
         col.addLayout(self.filter_row)
         col.addWidget(self.scroll_area, 1)
         for pick in picks_file.picks:

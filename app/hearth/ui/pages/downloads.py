@@ -15,43 +15,24 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
-from hearth.core.units import format_bytes, format_duration
 from hearth.hub import DownloadEvent, DownloadState
 from hearth.hub.sidecar import part_path, read_sidecar
 from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.pages.common import button
+from hearth.ui.pages.download_row import DownloadRow
+from hearth.ui.pages.page_style import PageHeader, page_layout
 from hearth.ui.pages.services import AppServices
-from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
 REPAINT_MS = 100
 UrlOpener = Callable[[QUrl], object]
-
-_STATE_WORDS = {
-    DownloadState.QUEUED: "Waiting",
-    DownloadState.RUNNING: "Downloading",
-    DownloadState.RETRYING: "Connection lost, retrying",
-    DownloadState.VERIFYING: "Checking the file",
-    DownloadState.PAUSED: "Paused",
-    DownloadState.COMPLETED: "Done",
-    DownloadState.FAILED: "Failed",
-    DownloadState.CANCELLED: "Cancelled",
-}
 
 
 def _with_disk_progress(event: DownloadEvent) -> DownloadEvent:
@@ -63,98 +44,6 @@ def _with_disk_progress(event: DownloadEvent) -> DownloadEvent:
         done = 0
     total = side.size if side is not None else event.total
     return replace(event, bytes_done=done, total=total)
-
-
-class DownloadRow(QFrame):
-    """One download: name, progress bar, bytes / speed / ETA / state, and its buttons."""
-
-    def __init__(self, page: DownloadsPage, event: DownloadEvent) -> None:
-        super().__init__()
-        self.download_id = event.download_id
-        self.last = event
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.name_label = QLabel(f"<b>{event.filename}</b> · {event.repo_id}", self)
-        self.bar = QProgressBar(self)
-        self.bar.setRange(0, 1000)
-        self.bar.setTextVisible(False)  # the numbers are in the line below
-        self.bar.setAccessibleName(f"Progress of {event.filename}")
-        self.detail_label = QLabel(self)
-        self.error_label = QLabel(self)
-        self.error_label.setWordWrap(True)
-        self._restyle()
-        did = event.download_id
-        self.load_button = button("Load", f"Load {event.filename}", lambda: page.load(did))
-        self.load_button.setProperty("primary", True)
-        self.folder_button = button(
-            "Show in folder", f"Show {event.filename} in its folder", lambda: page.show_folder(did)
-        )
-        self.pause_button = button("Pause", f"Pause {event.filename}", lambda: page.pause(did))
-        self.resume_button = button("Resume", f"Resume {event.filename}", lambda: page.resume(did))
-        self.retry_button = button("Retry", f"Retry {event.filename}", lambda: page.resume(did))
-        self.cancel_button = button("Cancel", f"Cancel {event.filename}", lambda: page.cancel(did))
-        top = QHBoxLayout()
-        top.addWidget(self.name_label, 1)
-        for btn in self.buttons:
-            top.addWidget(btn)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(self.bar)
-        layout.addWidget(self.detail_label)
-        layout.addWidget(self.error_label)
-        self.update_from(event)
-
-    @property
-    def buttons(self) -> list[QPushButton]:
-        return [
-            self.load_button,
-            self.folder_button,
-            self.pause_button,
-            self.resume_button,
-            self.retry_button,
-            self.cancel_button,
-        ]
-
-    def _restyle(self) -> None:
-        self.error_label.setStyleSheet(f"color: {tokens_for(self.palette()).danger};")
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
-
-    def update_from(self, event: DownloadEvent) -> None:
-        self.last = event
-        state = event.state
-        fraction = event.fraction
-        if fraction is None and state.active:
-            self.bar.setRange(0, 0)  # size unknown: a busy indicator
-        else:
-            self.bar.setRange(0, 1000)
-            done = state is DownloadState.COMPLETED
-            self.bar.setValue(1000 if done else round((fraction or 0.0) * 1000))
-        parts = [_STATE_WORDS[state]]
-        if event.total:
-            parts.append(f"{format_bytes(event.bytes_done)} of {format_bytes(event.total)}")
-        elif event.bytes_done:
-            parts.append(format_bytes(event.bytes_done))
-        if state is DownloadState.RUNNING and event.speed_bps > 0:  # none yet: say nothing
-            parts.append(f"{format_bytes(event.speed_bps)}/s")
-            if event.eta_s is not None:
-                parts.append(f"{format_duration(event.eta_s)} left")
-        if state is DownloadState.COMPLETED:
-            parts.append("checked")  # sha256 verified before the file was put in place
-        self.detail_label.setText(" · ".join(parts))
-        self.detail_label.setToolTip(str(event.dest))  # Show in folder opens it
-        self.detail_label.setAccessibleName(f"Status of {event.filename}")
-        self.error_label.setText(event.error or "")
-        self.error_label.setVisible(bool(event.error))
-        self.pause_button.setVisible(state is DownloadState.QUEUED or state.active)
-        self.resume_button.setVisible(state is DownloadState.PAUSED)
-        self.retry_button.setVisible(state is DownloadState.FAILED)
-        self.cancel_button.setVisible(not state.finished or state is DownloadState.FAILED)
-        done = state is DownloadState.COMPLETED
-        self.load_button.setVisible(done)
-        self.folder_button.setVisible(done)
 
 
 class DownloadsPage(QWidget):
@@ -204,25 +93,28 @@ class DownloadsPage(QWidget):
         )
         container = QWidget()
         self._rows_layout = QVBoxLayout(container)
+        self._rows_layout.setContentsMargins(0, 0, SPACE["xs"], 0)  # room for the scroll bar
+        self._rows_layout.setSpacing(SPACE["s"])
         self._rows_layout.addStretch(1)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)  # the rows are cards: no box around
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # rows fit
         scroll.setWidget(container)
         scroll.setAccessibleName("Downloads")
         self.clear_button = button(
             "Clear finished", "Clear finished downloads", self.clear_finished
         )
-        header = QHBoxLayout()
-        title = QLabel("<h2>Downloads</h2>", self)
-        header.addWidget(title, 1)
-        header.addWidget(self.clear_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(header)
+        self.clear_button.setToolTip("Remove finished and cancelled downloads from this list")
+        self.header = PageHeader("Downloads", self)
+        self.header.add_action(self.clear_button)
+        layout = page_layout(self)
+        layout.addWidget(self.header)
         layout.addWidget(self.empty_label, 1)
         layout.addWidget(scroll, 1)
         self._scroll = scroll
         scroll.hide()
+        self._summarize()
         self._timer = QTimer(self)
         self._timer.setInterval(REPAINT_MS)
         self._timer.timeout.connect(self._flush)
@@ -277,6 +169,7 @@ class DownloadsPage(QWidget):
                 del self.rows[did]
         self.empty_label.setVisible(not self.rows)
         self._scroll.setVisible(bool(self.rows))
+        self._summarize()
 
     # ------------------------------------------------------------------ events
     def _on_event(self, event: DownloadEvent) -> None:
@@ -302,6 +195,25 @@ class DownloadsPage(QWidget):
         self.empty_label.setVisible(not self.rows)
         self._scroll.setVisible(bool(self.rows))
         self._count_active()
+        self._summarize()
+
+    def _summarize(self) -> None:
+        """The header's line ("1 downloading · 2 finished") and Clear finished, which
+        is there only when it has something to clear."""
+        counts: dict[str, int] = {}
+        for row in self.rows.values():
+            state = row.last.state
+            word = ("downloading" if state is DownloadState.QUEUED or state.active
+                    else "finished" if state is DownloadState.COMPLETED
+                    else state.value.lower())  # fmt: skip
+            counts[word] = counts.get(word, 0) + 1
+        self.header.set_subtitle(" · ".join(f"{n} {word}" for word, n in counts.items()))
+        clearable = any(
+            r.last.state in (DownloadState.COMPLETED, DownloadState.CANCELLED)
+            for r in self.rows.values()
+        )
+        self.clear_button.setVisible(bool(self.rows))
+        self.clear_button.setEnabled(clearable)
 
     def _count_active(self) -> None:
         active = sum(

@@ -1,12 +1,13 @@
 """The Library page: local models with their metadata; import, delete, quantize, load.
 
-A table of ``Library.models()`` (scanned in a thread), buttons to import a file in
-place or add a folder, a "Found on this disk" list from ``discover_all()`` (other apps'
-GGUFs) with Import buttons, and per-row Load / Open folder / Delete. Load opens the
-Load dialog (``load_requested``; the main window shows it). Each model has chips for
-what its header says it can do (tools, reasoning, fill-in-middle, embedding) and a fit
-chip for this machine at a 4K context, with its estimated speed (``ui.fit_chip``). How
-a row looks is ``library_rows.py``.
+A table of ``Library.models()`` (scanned in a thread) under the page's header (the
+count and size, or what just happened; import a file in place, add a folder), and
+per-row Load / Open folder / Delete. Load opens the Load dialog (``load_requested``;
+the main window shows it). Each model has chips for what its header says it can do
+(tools, reasoning, fill-in-middle, embedding) and a fit chip for this machine at a 4K
+context, with its estimated speed (``ui.fit_chip``). How a row looks is
+``library_rows.py``; the "Found on this disk" section (other apps' GGUFs, to import)
+is ``library_found.py``; quantizing is ``quantize_panel.py``.
 """
 
 from __future__ import annotations
@@ -18,19 +19,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QMessageBox,
-    QSplitter,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QHeaderView, QMessageBox, QTableWidgetItem, QWidget
 
 from hearth.core.errors import HearthError
 from hearth.core.units import format_bytes
@@ -42,6 +33,7 @@ from hearth.ui.empty_state import CardSpec, EmptyState
 from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, button_cell, plural
+from hearth.ui.pages.library_found import FoundPanel
 from hearth.ui.pages.library_rows import (
     COL_CAPS,
     COL_FIT,
@@ -57,13 +49,23 @@ from hearth.ui.pages.library_rows import (
     row_chips,
     row_texts,
 )
+from hearth.ui.pages.page_style import (
+    IconButton,
+    PageHeader,
+    fit_height_to_rows,
+    page_layout,
+    size_widget_column,
+    style_table,
+)
 from hearth.ui.pages.quant_table import size_chip_column
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 __all__ = ["COLUMNS", "LibraryPage"]
+COL_ACTIONS = len(COLUMNS) - 1
 
 
 def _message(exc: BaseException) -> str:
@@ -95,23 +97,28 @@ class LibraryPage(QWidget):
         self.speed = speed or MachineSpeed()
         self.services = services
         self._tasks = tasks
-        self._discover = discover
         self.models: list[LocalModel] = []
-        self.found: list[DiscoveredModel] = []
         self._refresh_task: asyncio.Task[None] | None = None
         self.scanned_once = False
 
-        self.refresh_button = button("Refresh", "Refresh the library", self.refresh)
-        self.import_button = button("Import file…", "Import a GGUF file", self._choose_file)
-        self.folder_button = button("Add folder…", "Add a models folder", self._choose_folder)
-        self.open_dir_button = button(
-            "Open models folder", "Open the models folder", self.open_models_folder
+        self.refresh_button = IconButton("regenerate", "Refresh the library", self.refresh)
+        self.import_button = IconButton("open", "Import a GGUF file", self._choose_file,
+                                        "Import file…")  # fmt: skip
+        self.folder_button = IconButton("folders", "Add a models folder", self._choose_folder,
+                                        "Add folder…")  # fmt: skip
+        self.open_dir_button = IconButton(
+            "disk", "Open the models folder", self.open_models_folder, "Open folder"
         )
-        self.status = QLabel(self)
-        self.status.setWordWrap(True)
+        self.header = PageHeader("Library", self)
+        for btn in (self.import_button, self.folder_button, self.open_dir_button,
+                    self.refresh_button):  # fmt: skip
+            self.header.add_action(btn)
+        self.status = self.header.subtitle  # the count, or what just happened
         self.status.setAccessibleName("Library status")
         self.table = make_table(COLUMNS, "Library models", self)
-        self.table.horizontalHeader().setSectionResizeMode(COL_FIT, QHeaderView.ResizeMode.Fixed)
+        style_table(self.table)
+        for col in (COL_CAPS, COL_FIT, COL_ACTIONS):
+            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
         self.empty_state = EmptyState(
             "libraryEmptyState",
             "Your library is empty",
@@ -145,43 +152,21 @@ class LibraryPage(QWidget):
         self.quantize = QuantizePanel(tasks, self)
         self.quantize.start_button.clicked.connect(self._quantize_selected)
         self.quantize.finished.connect(self._quantized)
-        self.found_table = make_table(
-            ["Name", "App", "Size", "Path", ""], "Found on this disk", self
-        )
-        self.scan_button = button("Scan again", "Scan this disk for models", self.scan_disk)
-        self.found_status = QLabel("Looking for models other apps downloaded…", self)
-        self.found_status.setProperty("role", "muted")
-        self.found_status.setWordWrap(True)
+        self.found_panel = FoundPanel(discover, self)
+        self.found_panel.import_requested.connect(self.import_found)
+        self.found_panel.scan_requested.connect(self.scan_disk)
+        self.found_table = self.found_panel.table
+        self.scan_button = self.found_panel.scan_button
+        self.found_status = self.found_panel.status
 
-        top = QHBoxLayout()
-        top.addWidget(QLabel("<h2>Library</h2>", self), 1)
-        for btn in (self.refresh_button, self.import_button, self.folder_button):
-            top.addWidget(btn)
-        top.addWidget(self.open_dir_button)
-        upper = QWidget(self)
-        col = QVBoxLayout(upper)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addLayout(top)
-        col.addWidget(self.status)
-        col.addWidget(self.table, 1)
-        col.addWidget(self.empty_state, 1)
-        col.addWidget(self.quantize)
-        lower = QWidget(self)
-        col2 = QVBoxLayout(lower)
-        col2.setContentsMargins(0, 0, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(QLabel("<b>Found on this disk</b> (other apps' models)", self), 1)
-        head.addWidget(self.scan_button)
-        col2.addLayout(head)
-        col2.addWidget(self.found_status)
-        col2.addWidget(self.found_table, 1)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(upper)
-        split.addWidget(lower)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(split)
+        page = page_layout(self)
+        page.addWidget(self.header)
+        page.addWidget(self.table, 1)
+        page.addWidget(self.empty_state, 1)
+        page.addWidget(self.quantize)
+        page.addSpacing(SPACE["m"])
+        page.addWidget(self.found_panel)
+        page.addStretch(0)  # under a short library
         services.library_changed.connect(self.refresh)
 
     # ------------------------------------------------------------------ scanning
@@ -196,13 +181,14 @@ class LibraryPage(QWidget):
         try:
             models, capabilities = await asyncio.to_thread(_listing, self.services.library)
         except Exception as exc:
-            self.status.setText(f"Could not list the library: {_message(exc)}")
+            self.status.say(f"Could not list the library: {_message(exc)}", error=True)
             return
         self.models = models
         self._fill(models, capabilities)
         problem = self.services.library.index_problem()
-        count = plural(len(models), "model")
-        self.status.setText(problem or (count if models else "No models yet."))
+        size = format_bytes(sum(m.size_bytes for m in models))
+        count = f"{plural(len(models), 'model')} · {size} on disk"
+        self.status.say(problem or (count if models else "No models yet."), error=bool(problem))
         empty = not models and not problem
         self.empty_state.setVisible(empty)
         self.table.setVisible(not empty)
@@ -218,15 +204,27 @@ class LibraryPage(QWidget):
                 item.setToolTip(name_tooltip(model, texts) if col == 0 else text)
                 self.table.setItem(row, col, item)
             self.table.setCellWidget(row, COL_CAPS, CapabilityChips(capabilities[row]))
-            self.table.setCellWidget(row, COL_FIT, chip_cell())
-            load = button("Load", f"Load {model.name}", partial(self.load_model, model))
-            load.setProperty("primary", True)
-            load.setEnabled(model.ok and model.kind == "model")
-            folder = button("Folder", f"Open the folder of {model.name}",
-                            partial(self.open_folder, model))  # fmt: skip
-            delete = button("Delete", f"Delete {model.name}", partial(self.delete_model, model))
-            self.table.setCellWidget(row, len(COLUMNS) - 1, button_cell(load, folder, delete))
+            self.table.setCellWidget(row, COL_FIT, chip_cell(0))  # the item padding insets it
+            self.table.setCellWidget(row, COL_ACTIONS, self._actions(model))
         self.table.setColumnHidden(COL_PROBLEM, not any(m.error for m in models))
+        for col in (COL_CAPS, COL_ACTIONS):
+            size_widget_column(self.table, col)
+        size_chip_column(self.table, COL_FIT)
+        fit_height_to_rows(self.table)
+
+    def _actions(self, model: LocalModel) -> QWidget:
+        """Load (the row's main action, first), then its folder and Delete as icons."""
+        load = button("Load", f"Load {model.name}", partial(self.load_model, model))
+        load.setProperty("primary", True)
+        usable = model.ok and model.kind == "model"
+        load.setEnabled(usable)
+        if not usable:
+            load.setToolTip(model.error or "Not a chat model: embeddings and projectors load "
+                            "with the model that uses them.")  # fmt: skip
+        folder = IconButton("open", f"Open the folder of {model.name}",
+                            partial(self.open_folder, model))  # fmt: skip
+        delete = IconButton("delete", f"Delete {model.name}", partial(self.delete_model, model))
+        return button_cell(load, folder, delete)
 
     async def _judge(self, models: list[LocalModel]) -> None:
         """Each model's fit chip, from its header, for this machine (off the Qt thread)."""
@@ -249,6 +247,7 @@ class LibraryPage(QWidget):
             else:
                 chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
         size_chip_column(self.table, COL_FIT)  # the chips' words, never cut
+        fit_height_to_rows(self.table)
 
     def fit_chip(self, row: int) -> FitChip | None:
         return cell_chip(self.table.cellWidget(row, COL_FIT))
@@ -262,35 +261,18 @@ class LibraryPage(QWidget):
         return self._tasks.spawn(self._scan_disk(), name="discover-models")
 
     async def _scan_disk(self) -> None:
-        self.scan_button.setEnabled(False)
-        try:
-            found = await asyncio.to_thread(self._discover)
-        except Exception as exc:
-            log.warning("scanning for models failed: %s", exc)
-            found = []
-        finally:
-            self.scan_button.setEnabled(True)
-        have = {str(m.path.resolve()) for m in self.models}
-        self.found = [d for d in found if str(d.path.resolve()) not in have]
-        self.found_status.setText(
-            "Models of LM Studio, Ollama, GPT4All, Jan and the Hugging Face cache show up "
-            "here, to import where they are."
-            if not self.found
-            else f"{plural(len(self.found), 'model')} that other apps downloaded."
-        )
-        self.found_table.setRowCount(len(self.found))
-        for row, item in enumerate(self.found):
-            for col, text in enumerate([item.name, item.app, format_bytes(item.size_bytes),
-                                        str(item.path)]):  # fmt: skip
-                self.found_table.setItem(row, col, QTableWidgetItem(text))
-            imp = button("Import", f"Import {item.name}", partial(self.import_found, item))
-            self.found_table.setCellWidget(row, 4, button_cell(imp))
+        await self.found_panel.scan({str(m.path.resolve()) for m in self.models})
+
+    @property
+    def found(self) -> list[DiscoveredModel]:
+        return self.found_panel.found
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         narrow = self.width() < NARROW_BELOW
         for col in NARROW_HIDDEN:
             self.table.setColumnHidden(col, narrow)
+        fit_height_to_rows(self.table)  # a horizontal scroll bar may have come or gone
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -331,10 +313,10 @@ class LibraryPage(QWidget):
             try:
                 await asyncio.to_thread(work)
             except Exception as exc:
-                self.status.setText(_message(exc))
+                self.status.say(_message(exc), error=True)
                 return
             await self._refresh()
-            self.status.setText(done_text)
+            self.status.say(done_text)
             if self.found:
                 await self._scan_disk()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -109,7 +109,7 @@ class CapabilityChips(QWidget):
         self.capabilities = tuple(capabilities)
         self.setAccessibleName("Capabilities")
         row = QHBoxLayout(self)
-        row.setContentsMargins(4, 2, 4, 2)
+        row.setContentsMargins(0, 0, 0, 0)  # the table's item padding insets the cell
         row.setSpacing(SPACE["xs"])
         self.chips: list[QLabel] = []
         for capability in self.capabilities:
@@ -118,7 +118,7 @@ class CapabilityChips(QWidget):
             chip.setToolTip(capability.tooltip)
             chip.setAccessibleName(capability.label)
             chip.setAccessibleDescription(capability.tooltip)
-            row.addWidget(chip)
+            row.addWidget(chip, 0, Qt.AlignmentFlag.AlignVCenter)  # not the row's height
             self.chips.append(chip)
         row.addStretch(1)
         self._restyle()

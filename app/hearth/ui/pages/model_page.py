@@ -58,14 +58,17 @@ from hearth.ui.pages.download_button import (
     show_state,
 )
 from hearth.ui.pages.fit_confirm import ask_wont_fit
+from hearth.ui.pages.page_style import StatusLabel, page_layout
 from hearth.ui.pages.quant_table import QuantTable
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
 SIDE_BY_SIDE_WIDTH = 1000  # px: a narrower page puts the model card under the table
+FIT_HINT = "Fit and speed are estimates for this computer; hover a chip for the details."
 GATED_NOTE = (
     " This repo is gated: accept its terms on the Hub, and add your token in "
     "Settings > Hugging Face account."
@@ -125,30 +128,41 @@ class ModelPage(QWidget):
         self.ctx_spin.setSuffix(" tokens")
         self.ctx_spin.setAccessibleName("Context length for the fit check")
         self.ctx_spin.editingFinished.connect(self.refresh_fit)
-        self.status = QLabel(self)
-        self.status.setWordWrap(True)
-        self.status.setAccessibleName("Model page status")
+        self.status = StatusLabel(self, accessible="Model page status")
         self.table = QuantTable(self)
         self.model_card = ModelCard(self)
+        ctx_label = QLabel("Fit at context", self)
+        ctx_label.setProperty("role", "muted")
+        ctx_label.setBuddy(self.ctx_spin)
         top = QHBoxLayout()
+        top.setSpacing(SPACE["s"])
         top.addWidget(self.back_button)
+        top.addSpacing(SPACE["xs"])
         top.addWidget(self.title, 1)
-        top.addWidget(QLabel("Fit at context:", self))
+        top.addWidget(ctx_label)
         top.addWidget(self.ctx_spin)
+        top.addSpacing(SPACE["xs"])
         top.addWidget(self.card_button)
         left = QWidget(self)
-        left_col = QVBoxLayout(left)
-        left_col.setContentsMargins(0, 0, 0, 0)
-        left_col.addWidget(self.status)
-        left_col.addWidget(self.table, 1)
+        self._left_col = QVBoxLayout(left)
+        self._left_col.addWidget(self.table, 1)
+        self._left_col.addStretch(0)
+        right = QWidget(self)
+        self._right_col = QVBoxLayout(right)
+        self._right_col.addWidget(self.model_card)
         self.split = QSplitter(Qt.Orientation.Horizontal, self)
         self.split.addWidget(left)
-        self.split.addWidget(self.model_card)
+        self.split.addWidget(right)
+        self._space_panes()
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
+        self.split.setChildrenCollapsible(False)
+        self._split_sized = False
+        layout = page_layout(self)
         layout.addLayout(top)
+        layout.addWidget(self.status)
         layout.addWidget(self.split, 1)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # opened, the page holds focus
         services.download_event.connect(self._on_download_event)
 
     @property
@@ -160,8 +174,34 @@ class ModelPage(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         narrow = self.width() < SIDE_BY_SIDE_WIDTH
-        self.split.setOrientation(Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal)
+        orientation = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
+        if orientation != self.split.orientation() or not self._split_sized:
+            self.split.setOrientation(orientation)
+            self._space_panes()
+            self._size_split()
         self._elide_title()
+
+    def _size_split(self) -> None:
+        """Side by side, the files take three fifths (the card reads fine narrower);
+        one above the other, the files take what their rows need, the card the rest."""
+        self._split_sized = self.isVisible()
+        if self.split.orientation() is Qt.Orientation.Horizontal:
+            room = self.split.width()
+            self.split.setSizes([room * 3 // 5, room - room * 3 // 5])
+        else:
+            room = self.split.height()
+            files = min(self.table.maximumHeight() + SPACE["m"], room * 3 // 5)
+            self.split.setSizes([files, room - files])
+
+    def _space_panes(self) -> None:
+        """Room on each side of the splitter's line, whichever way it runs."""
+        gap = SPACE["m"]
+        if self.split.orientation() is Qt.Orientation.Horizontal:
+            self._left_col.setContentsMargins(0, 0, gap, 0)
+            self._right_col.setContentsMargins(gap, 0, 0, 0)
+        else:
+            self._left_col.setContentsMargins(0, 0, 0, gap)
+            self._right_col.setContentsMargins(0, gap, 0, 0)
 
     def _elide_title(self) -> None:
         room = max(0, self.title.width())
@@ -183,8 +223,9 @@ class ModelPage(QWidget):
         self._downloading = None
         self.title.setToolTip(repo_id)
         self._elide_title()
-        self.status.setText("Listing the files…")
+        self.status.say("Listing the GGUF files of this repo…")
         self.table.reset()
+        self.setFocus()  # not the context box: a focused, selected number looks edited
         self.model_card.show_message("Reading the model card…")
         if self._card_task is not None:
             self._card_task.cancel()
@@ -214,20 +255,22 @@ class ModelPage(QWidget):
         try:
             listing = await in_thread(list_repo_gguf, repo_id)
         except Exception as exc:
-            self.status.setText(_message(exc))
+            self.status.say(_message(exc), error=True)
             return
         self.listing = listing
         self._fill(listing)
         if not listing.models:
-            self.status.setText(f"{repo_id} has no GGUF files.")
+            self.status.say(f"{repo_id} has no GGUF files: nothing here runs in Hearth.")
             return
         await self._mark_downloaded(listing)
         await self._fit(listing)
 
     def _fill(self, listing: RepoListing) -> None:
         self.table.fill(listing.models, self._clicked)
+        self._size_split()
         note = GATED_NOTE if listing.gated else ""
-        self.status.setText(f"{plural(len(listing.models), 'file')}.{note}")
+        count = plural(len(listing.models), "file")
+        self.status.say(f"{count}. {FIT_HINT}{note}", error=bool(note))
 
     # ------------------------------------------------------------------ fit
     def refresh_fit(self) -> None:
@@ -254,7 +297,7 @@ class ModelPage(QWidget):
             bandwidth = await self.speed.bandwidth(system)
         except Exception as exc:
             self.table.set_fit_unknown()
-            self.status.setText(f"Could not check the fit: {_message(exc)}")
+            self.status.say(f"Could not check the fit: {_message(exc)}", error=True)
             return
         candidates = [
             QuantCandidate(m.quant or m.name, m.total_size or 0, m.name)
@@ -307,7 +350,7 @@ class ModelPage(QWidget):
         self._set_button(model, state)
         if state.done and self._downloading == label:
             self._downloading = None
-            self.status.setText(f"{label} is downloaded: Load it from its row.{self._warn}")
+            self.status.say(f"{label} is downloaded: Load it from its row.{self._warn}")
 
     def _set_button(self, model: GgufModel, state: ButtonState) -> None:
         btn = self.buttons.get(model.name)
@@ -352,7 +395,7 @@ class ModelPage(QWidget):
             if yes:
                 self._start_download(model)
             else:
-                self.status.setText(f"Not downloading {label}.")
+                self.status.say(f"Not downloading {label}.")
 
         self.confirm_box = ask_wont_fit(self, label, est, self.ctx_spin.value(), answered)
 
@@ -365,7 +408,7 @@ class ModelPage(QWidget):
                 listing.repo_id, model, revision=listing.commit or "main"
             )
         except Exception as exc:
-            self.status.setText(_message(exc))
+            self.status.say(_message(exc), error=True)
             return
         est = self.estimates.get(model.name)
         warn = (
@@ -375,8 +418,8 @@ class ModelPage(QWidget):
         )
         label = model.quant or model.name
         self._downloading, self._warn = label, warn
-        self.status.setText(f"Downloading {label}; progress shows on its button and in "
-                            f"Downloads.{warn}")  # fmt: skip
+        self.status.say(f"Downloading {label}; progress shows on its button and in "
+                        f"Downloads.{warn}")  # fmt: skip
         for handle in handles:
             self._on_download_event(handle.snapshot())
             self.download_started.emit(handle.filename)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -27,11 +28,13 @@ from hearth.hardware.speed import Bandwidth
 from hearth.hub import GgufModel
 from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.pages.common import button, button_cell
+from hearth.ui.pages.page_style import fit_height_to_rows, size_widget_column, style_table
 
 log = logging.getLogger(__name__)
 
 COL_FILE, COL_QUANT, COL_SIZE, COL_FIT, COL_ACTION = range(5)
-CELL_MARGINS = 12  # chip_cell's left and right margins, and a little air
+BUTTON_WIDTH = 140
+CELL_MARGINS = 24  # a chip cell's inset (or its item padding) each side, and some air
 
 
 def size_chip_column(table: QTableWidget, col: int) -> None:
@@ -59,19 +62,29 @@ class QuantTable(QTableWidget):
         self.setAccessibleName("Quantizations")
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(40)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)  # rows act by button
+        style_table(self)
+        size_title = self.horizontalHeaderItem(COL_SIZE)
+        if size_title is not None:  # numbers and their title line up on the right
+            size_title.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         header = self.horizontalHeader()
         header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
-        for col in (COL_QUANT, COL_SIZE, COL_ACTION):
+        for col in (COL_QUANT, COL_SIZE):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        # The chips are cell widgets, which ResizeToContents does not measure.
+        # Cell widgets, which ResizeToContents measures without the item padding.
         header.setSectionResizeMode(COL_FIT, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(COL_ACTION, QHeaderView.ResizeMode.Fixed)
         self._fit_chip_column()
+        fit_height_to_rows(self)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        fit_height_to_rows(self)  # a horizontal scroll bar may have come or gone
 
     def reset(self) -> None:
         self.models, self.buttons = [], {}
         self.setRowCount(0)
+        fit_height_to_rows(self)
 
     def fill(self, models: Sequence[GgufModel], clicked: Callable[[GgufModel], None]) -> None:
         """A row per model, its chip waiting for the fit; a click calls ``clicked``."""
@@ -84,16 +97,18 @@ class QuantTable(QTableWidget):
             size = QTableWidgetItem(format_bytes(model.total_size))
             size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.setItem(row, COL_SIZE, size)
-            self.setCellWidget(row, COL_FIT, chip_cell())
+            self.setCellWidget(row, COL_FIT, chip_cell(0))  # the item padding insets it
             label = model.quant or model.name
             btn = button("Download", f"Download {label}", partial(clicked, model))
-            btn.setMinimumWidth(150)
+            btn.setMinimumWidth(BUTTON_WIDTH)  # as wide as "Downloading 99%": no jumps
             btn.setEnabled(model.complete)
             if not model.complete:
                 btn.setToolTip("Some parts of this split model are missing on the Hub.")
             self.buttons[model.name] = btn
             self.setCellWidget(row, COL_ACTION, button_cell(btn))
+        size_widget_column(self, COL_ACTION)
         self._fit_chip_column()
+        fit_height_to_rows(self)
 
     def chip(self, row: int) -> FitChip | None:
         return cell_chip(self.cellWidget(row, COL_FIT))
