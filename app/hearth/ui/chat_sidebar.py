@@ -110,6 +110,9 @@ class ChatSidebar(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(SPACE["xs"])
         for w in (self.rename_button, self.delete_button, self.export_button):
+            keep = w.sizePolicy()
+            keep.setRetainSizeWhenHidden(True)  # the list keeps its height: no jump
+            w.setSizePolicy(keep)
             row.addWidget(w)
         row.addStretch(1)
         layout = QVBoxLayout(self)
@@ -215,6 +218,7 @@ class ChatSidebar(QWidget):
         has = current is not None
         for button in (self.rename_button, self.delete_button, self.export_button):
             button.setEnabled(has)
+            button.setVisible(has)  # no greyed clutter under an empty list
         self.list.blockSignals(True)
         self.list.clearSelection()
         for i in range(self.list.count()):

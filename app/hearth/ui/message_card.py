@@ -308,6 +308,7 @@ class CardHover(QObject):
             return None
         doc = self.transcript.document()
         rect = doc.documentLayout().blockBoundingRect(doc.findBlock(card.start))
-        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + 8
+        # Level with the heading line (under the card's top margin), at the column's edge.
+        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + CARD_GAP - 4
         self.actions.show_for(card, top, self.transcript.viewport().width() - 4)
         return card

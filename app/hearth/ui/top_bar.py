@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QSizePolicy, QToolBar, QWidget
+
+from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +36,32 @@ class TopBar(QFrame):  # a frame: a style sheet border needs one
         self.setObjectName("topBar")
         self.main = _toolbar("Main", self)
         self.chat = _toolbar("Chat", self)
-        policy = self.chat.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.chat.setSizePolicy(policy)
+        # A hairline between the actions and the Chat page's toggles: two groups.
+        self.divider = QFrame(self)
+        self.divider.setObjectName("topBarDivider")
+        self.divider.setFixedSize(1, 20)
+        for part in (self.chat, self.divider):
+            policy = part.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            part.setSizePolicy(policy)
         row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        row.setContentsMargins(SPACE["xs"], 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(self.main)
+        row.addWidget(self.divider, 0, Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.chat)
         row.addWidget(model_bar, 1)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._tint()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._tint()
+        super().changeEvent(event)
+
+    def _tint(self) -> None:
+        t = tokens_for(self.palette())
+        self.divider.setStyleSheet(f"QFrame#topBarDivider {{ background: {t.border}; }}")
 
     def add_actions(self, main: list[QAction], chat: list[QAction]) -> None:
         for action in main:
@@ -60,3 +79,4 @@ class TopBar(QFrame):  # a frame: a style sheet border needs one
 
     def show_chat_tools(self, shown: bool) -> None:
         self.chat.setVisible(shown)
+        self.divider.setVisible(shown)
