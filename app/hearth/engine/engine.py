@@ -25,6 +25,7 @@ from hearth.core.generation import (
     ToolSpec,
 )
 from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.engine import fim_tokens
 from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.capabilities import ModelTraits, model_traits
 from hearth.engine.chat_template import ChatTemplate
@@ -255,24 +256,12 @@ class Engine:
 
     def fim_token_texts(self) -> tuple[str, str, str] | None:
         """The FIM prefix/suffix/middle tokens as text, for clients that render FIM."""
-        model, _, _, _ = self._ready()
-        fim = model.fim_tokens()
-        if fim is None:
-            return None
-        pre, suf, mid = (model.token_text(t) for t in fim)
-        return pre, suf, mid
+        return fim_tokens.fim_token_texts(self._ready()[0])
 
     def fim_layout(self) -> FimLayout | None:
         """The loaded model's FIM tokens for laying out an infill prompt; None when the
         model was not trained for fill-in-the-middle."""
-        model, _, _, _ = self._ready()
-        fim = model.fim_tokens()
-        if fim is None:
-            return None
-        rep, sep = model.fim_repo_tokens()
-        bos = model.bos if model.add_bos and model.bos >= 0 else None
-        n_batch = model.config.n_batch
-        return FimLayout(*fim, rep=rep, sep=sep, bos=bos, n_batch=n_batch)
+        return fim_tokens.fim_layout(self._ready()[0])
 
     def tokenize_text(self, text: str) -> list[int]:
         """Plain text as tokens: no BOS, and special-token text in it stays text (code
@@ -281,23 +270,7 @@ class Engine:
         return model.tokenize(text, add_special=False, parse_special=False)
 
     def fim_prompt(self, prefix: str, suffix: str) -> list[int]:
-        model, _, _, _ = self._ready()
-        fim = model.fim_tokens()
-        if fim is None:
-            raise InvalidRequestError(
-                "This model has no fill-in-the-middle tokens, so 'suffix' is not supported.",
-                param="suffix",
-            )
-        pre, suf, mid = fim
-        head = [model.bos] if model.add_bos and model.bos >= 0 else []
-        return [
-            *head,
-            pre,
-            *model.tokenize(prefix, add_special=False, parse_special=False),
-            suf,
-            *model.tokenize(suffix, add_special=False, parse_special=False),
-            mid,
-        ]
+        return fim_tokens.fim_prompt(self._ready()[0], prefix, suffix)
 
     # ------------------------------------------------------------------ embeddings
     async def embed(self, texts: list[str]) -> Embeddings:

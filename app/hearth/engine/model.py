@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -28,6 +27,7 @@ from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
 from hearth.engine.cache_types import ggml_type_for
 from hearth.engine.devices import list_devices, offloaded_layers
+from hearth.engine.gguf_meta import SpecialTokens, check_gguf_header, read_metadata
 from hearth.engine.grammar import check_grammar
 
 log = logging.getLogger(__name__)
@@ -45,48 +45,6 @@ _FLASH_ATTN = {
 }
 
 ProgressCallback = Callable[[float], None]
-
-
-def check_gguf_header(path: Path) -> None:
-    """Fail early, with a message a person understands, before llama.cpp sees the file."""
-    if not path.exists():
-        raise ModelLoadError(f"Model file not found: {path}")
-    if not path.is_file():
-        raise ModelLoadError(f"Not a file: {path}")
-    with path.open("rb") as handle:
-        magic = handle.read(4)
-    if magic != b"GGUF":
-        raise ModelLoadError(
-            f"{path.name} is not a GGUF model file (it does not start with the GGUF "
-            "signature). Pick a .gguf file made for llama.cpp."
-        )
-
-
-@dataclass(frozen=True)
-class _SpecialTokens:
-    """The vocabulary's fixed special tokens, copied out of llama.cpp at load, so that
-    request threads asking for them never call into a vocabulary being freed."""
-
-    bos: int
-    eos: int
-    add_bos: bool
-    fim: tuple[int, int, int] | None
-    fim_rep: int = -1  # repository-level FIM tokens (Qwen2.5-Coder); -1 when absent
-    fim_sep: int = -1
-
-    @classmethod
-    def read(cls, vocab: llama_cpp.llama_vocab_p) -> _SpecialTokens:
-        pre = int(llama_cpp.llama_vocab_fim_pre(vocab))
-        suf = int(llama_cpp.llama_vocab_fim_suf(vocab))
-        mid = int(llama_cpp.llama_vocab_fim_mid(vocab))
-        return cls(
-            bos=int(llama_cpp.llama_vocab_bos(vocab)),
-            eos=int(llama_cpp.llama_vocab_eos(vocab)),
-            add_bos=bool(llama_cpp.llama_vocab_get_add_bos(vocab)),
-            fim=None if min(pre, suf, mid) < 0 else (pre, suf, mid),
-            fim_rep=int(llama_cpp.llama_vocab_fim_rep(vocab)),
-            fim_sep=int(llama_cpp.llama_vocab_fim_sep(vocab)),
-        )
 
 
 class LlamaModel:
@@ -121,8 +79,8 @@ class LlamaModel:
         self.memory = llama_cpp.llama_get_memory(self._ctx)
         self.n_slots = config.n_parallel
         self.n_ctx_per_slot = int(llama_cpp.llama_n_ctx_seq(self._ctx))
-        self.metadata = self._read_metadata()
-        self._special = _SpecialTokens.read(self._vocab)  # read once: callers on any thread
+        self.metadata = read_metadata(self._model)
+        self._special = SpecialTokens.read(self._vocab)  # read once: callers on any thread
 
     # ------------------------------------------------------------------ loading
     def _load_model(
@@ -236,22 +194,6 @@ class LlamaModel:
             log.info("flash attention auto: off (CPU only, %d-token context)", self.n_ctx)
             return llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         return llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO
-
-    def _read_metadata(self) -> dict[str, str]:
-        result: dict[str, str] = {}
-        buffer = ctypes.create_string_buffer(4096)
-        for index in range(llama_cpp.llama_model_meta_count(self._model)):
-            n = llama_cpp.llama_model_meta_key_by_index(self._model, index, buffer, len(buffer))
-            if n < 0:
-                continue
-            key = buffer.value.decode("utf-8", errors="replace")
-            n = llama_cpp.llama_model_meta_val_str_by_index(self._model, index, None, 0)
-            if n < 0:
-                continue
-            value_buffer = ctypes.create_string_buffer(n + 1)
-            llama_cpp.llama_model_meta_val_str_by_index(self._model, index, value_buffer, n + 1)
-            result[key] = value_buffer.value.decode("utf-8", errors="replace")
-        return result
 
     # ------------------------------------------------------------------ vocabulary
     def _enter(self) -> None:
