@@ -193,3 +193,27 @@ def test_the_users_message_sits_on_a_padded_bubble(qtbot: QtBot) -> None:
     # Each author's name follows an icon (an image in the document).
     html = doc.toHtml()
     assert html.count("<img") == 2
+
+
+def test_an_empty_chat_greets_instead_of_a_blank_page(qtbot: QtBot) -> None:
+    view = ChatView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.set_can_send(True)  # a model is loaded: no first-launch cards, the transcript
+    view.show()
+    qtbot.waitExposed(view)
+    text = QColor(view.tokens.text)
+
+    def band_has_text() -> bool:
+        viewport = view.transcript.viewport()
+        image = viewport.grab().toImage()
+        middle = viewport.height() // 2
+        return any(
+            image.pixelColor(x, y) == text
+            for x in range(0, viewport.width(), 2)
+            for y in range(middle - 50, middle)
+        )
+
+    assert not view.showing_empty_state and band_has_text()  # "Ask anything"
+    view.add_user_turn("Hello", 0)
+    assert not band_has_text()  # the greeting goes with the first message

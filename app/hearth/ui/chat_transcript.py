@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, QTimer, QUrl, Signal
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
+    QFont,
     QGuiApplication,
+    QPainter,
+    QPaintEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -43,11 +46,17 @@ from hearth.ui.message_card import (
     draw_reasoning,
     tint_blocks,
 )
-from hearth.ui.style.tokens import Tokens
+from hearth.ui.style.tokens import TYPE, Tokens
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_MS = 16
+# What an empty chat says (a model is loaded: the first-launch cards are ChatView's).
+GREETING = "Ask anything"
+GREETING_HINT = (
+    "The model named at the top answers; Ctrl+L picks another. "
+    "Chat settings hold the system prompt and sampling."
+)
 
 
 class ChatTranscript(QTextBrowser):
@@ -84,6 +93,36 @@ class ChatTranscript(QTextBrowser):
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
         self._flush_timer.timeout.connect(self.flush)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """An empty chat is not a blank page: a greeting and how to write, centred
+        (painted only while the document is empty, so streaming never pays for it)."""
+        super().paintEvent(event)
+        if not self.document().isEmpty():
+            return
+        painter = QPainter(self.viewport())
+        area = self.viewport().rect()
+        title = QFont(self.font())
+        title.setPointSizeF(TYPE["title"])
+        title.setWeight(QFont.Weight.DemiBold)
+        painter.setFont(title)
+        painter.setPen(QColor(self.tokens.text))
+        middle = area.center().y() - 24
+        painter.drawText(
+            QRect(area.left(), middle - 20, area.width(), 40),
+            int(Qt.AlignmentFlag.AlignCenter),
+            GREETING,
+        )
+        painter.setFont(self.font())
+        painter.setPen(QColor(self.tokens.text_muted))
+        painter.drawText(
+            QRect(area.left(), middle + 20, area.width(), 40),
+            int(
+                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+            ),
+            GREETING_HINT,
+        )
+        painter.end()
 
     def set_tokens(self, tokens: Tokens) -> None:
         """The theme changed: new colours for what is drawn from now on."""
