@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -26,9 +27,15 @@ from PySide6.QtWidgets import (
 
 from hearth.config.api_keys import ApiKey, create_key, load_keys, revoke_key
 from hearth.config.secrets import SecretStoreError
+from hearth.ui.pages.empty_overlay import EmptyOverlay
 from hearth.ui.section import Message, Section
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.threads import in_thread
+
+KEYS_TABLE_MIN_PX = 110  # the header and three keys
+NO_KEYS = (
+    "No keys yet. Apps on this computer need none unless you require one; the LAN always does."
+)
 
 
 class ApiKeysBox(Section):
@@ -71,7 +78,14 @@ class ApiKeysBox(Section):
         self.keys_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.keys_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.keys_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.keys_table.setMaximumHeight(130)
+        self.keys_table.setMinimumHeight(KEYS_TABLE_MIN_PX)  # grows with its card
+        policy = self.keys_table.sizePolicy()  # the card's height decides, not the table
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        self.keys_table.setSizePolicy(policy)
+        self.keys_table.verticalHeader().setVisible(False)
+        self.keys_table.setShowGrid(False)
+        self.keys_table.setAlternatingRowColors(True)
+        self.no_keys = EmptyOverlay(self.keys_table, NO_KEYS, "keysEmpty")
         self.copy_key_button = QPushButton("Copy", self)
         self.copy_key_button.setAccessibleName("Copy the selected API key")
         self.copy_key_button.clicked.connect(self.copy_selected_key)
@@ -92,7 +106,7 @@ class ApiKeysBox(Section):
             line.setSpacing(SPACE["s"])
         self.body.addLayout(create_row)
         self.body.addLayout(new_row)
-        self.body.addWidget(self.keys_table)
+        self.body.addWidget(self.keys_table, 1)
         self.body.addLayout(key_buttons)
         self.body.addWidget(self.keys_message)
 
@@ -112,6 +126,9 @@ class ApiKeysBox(Section):
             created = dt.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
             for col, text in enumerate((key.name, key.masked, created)):
                 self.keys_table.setItem(row, col, QTableWidgetItem(text))
+        self.no_keys.setVisible(not self.keys)
+        self.copy_key_button.setEnabled(bool(self.keys))
+        self.revoke_button.setEnabled(bool(self.keys))
         if self.keys and not self.keys_table.selectedItems():
             self.keys_table.selectRow(len(self.keys) - 1)
         self.keys_changed.emit()

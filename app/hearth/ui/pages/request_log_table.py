@@ -10,6 +10,12 @@ which is what the GUI's start-up probes are told, and a successful
 ``POST /hearth/v1/access`` is the app turning its endpoint on or off. Neither is a
 request from another program; a refused access call (someone without the app's token)
 is still shown.
+
+Statuses are coloured by what they mean to the person reading: success green, a
+client that hung up (499, e.g. Stop) amber, refusals and errors red; all three are the
+theme's text tokens, which meet WCAG AA on the table's rows. Numbers are right-aligned so
+their digits line up, and the model name is elided in the middle (its quant is at the
+end). With no rows the table says what to do to get one (``RequestsBox``).
 """
 
 from __future__ import annotations
@@ -19,16 +25,21 @@ import http
 import logging
 from typing import Any
 
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
 )
 
+from hearth.ui.pages.empty_overlay import EmptyOverlay
+from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +48,27 @@ LOG_COLUMNS = (
     "Duration",
 )  # fmt: skip
 COL_STATUS = LOG_COLUMNS.index("Status")
+COL_REQUEST = LOG_COLUMNS.index("Request")
+COL_MODEL = LOG_COLUMNS.index("Model")
+NUMERIC = frozenset(
+    LOG_COLUMNS.index(c) for c in ("Prompt", "Cached", "Completion", "tok/s", "TTFT", "Duration")
+)
+SHOWN_AS = {"Completion": "Output"}  # a header's words where the column name is long
+HEADER_TIPS = {
+    "Prompt": "Prompt tokens",
+    "Cached": "Prompt tokens found in the cache (not computed again)",
+    "Completion": "Generated (completion) tokens",
+    "tok/s": "Generation speed, tokens per second",
+    "TTFT": "Time to first token",
+    "Duration": "From the request's arrival to its last byte",
+}
+TABLE_MIN_PX = 220  # the header and six rows
+MODEL_PX = 170  # "qwen2.5-coder…Q4_K_M": the middle is elided
+REQUEST_MIN_PX = 170  # "POST /v1/chat/completions"
+HIDE_FIRST = ("Cached", "Duration", "TTFT", "tok/s")  # on a narrow table, in this order
+CLIENT_CLOSED = 499
+EMPTY_ON = "No requests yet: paste a config above into your tool, and its requests show up here."
+EMPTY_OFF = "No requests yet: turn the endpoint on, then paste a config above into your tool."
 HEALTH_PATH = "/health"
 ACCESS_PATH = "/hearth/v1/access"
 LOADING = http.HTTPStatus.SERVICE_UNAVAILABLE
@@ -60,13 +92,32 @@ def status_text(row: dict[str, Any]) -> str:
     try:
         text = f"{code} {http.HTTPStatus(code).phrase}"
     except ValueError:
-        text = "499 Client closed" if code == 499 else str(code)
+        if code == CLIENT_CLOSED:  # its reason is always "cancelled": say it once
+            return "499 Client closed"
+        text = str(code)
     return f"{text} · {reason}" if reason else text
 
 
 def failed(row: dict[str, Any]) -> bool:
     code = row.get("status")
     return isinstance(code, int) and code >= 400
+
+
+def tone(row: dict[str, Any]) -> str:
+    """ "good" (2xx), "warn" (the client hung up), "danger" (refused or failed), or ""."""
+    code = row.get("status")
+    if not isinstance(code, int):
+        return ""
+    if code == CLIENT_CLOSED:
+        return "warn"
+    if code >= 400:
+        return "danger"
+    return "good" if 200 <= code < 300 else ""
+
+
+def tone_color(t: Tokens, name: str) -> str:
+    """The text colour of a tone; each is checked against the rows in the contrast test."""
+    return {"good": t.good, "warn": t.warn, "danger": t.danger}.get(name, t.text)
 
 
 def row_cells(row: dict[str, Any]) -> tuple[str, ...]:
@@ -93,38 +144,151 @@ def row_cells(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 class RequestLogTable(QTableWidget):
+    """The rows; with none, a sentence in the middle says how to get some."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
+        self._rows: list[dict[str, Any]] = []  # before Qt's first change event
         super().__init__(0, len(LOG_COLUMNS), parent)
         self.setAccessibleName("Request log")
-        self.setHorizontalHeaderLabels(list(LOG_COLUMNS))
+        self.setHorizontalHeaderLabels([SHOWN_AS.get(name, name) for name in LOG_COLUMNS])
+        for col, name in enumerate(LOG_COLUMNS):
+            head = self.horizontalHeaderItem(col)
+            if head is not None:
+                head.setToolTip(HEADER_TIPS.get(name, ""))
+                if col in NUMERIC:
+                    head.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # it fits
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(LOG_COLUMNS.index("Request"), QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # by fit_columns
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(40)
+        header.setHighlightSections(False)
+        self._fitted: tuple[tuple[int, int], ...] = ()
         self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + SPACE["m"])
+        self.empty_label = EmptyOverlay(self, EMPTY_OFF, "requestsEmpty")
+
+    @property
+    def showing_empty_state(self) -> bool:
+        return self.empty_label.isVisibleTo(self)
+
+    def set_endpoint_on(self, on: bool) -> None:
+        """The empty state's advice depends on whether other apps can connect yet."""
+        self.empty_label.setText(EMPTY_ON if on else EMPTY_OFF)
 
     def show_rows(self, rows: list[dict[str, Any]]) -> None:
         rows = [row for row in rows if not apps_own(row)]
-        red = QBrush(QColor(tokens_for(self.palette()).danger))  # readable in both themes
+        self._rows = rows
+        t = tokens_for(self.palette())
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            bad = failed(row)
             for col, text in enumerate(row_cells(row)):
                 item = self.item(r, col)
                 if item is None:
                     item = QTableWidgetItem(text)
+                    if col in NUMERIC:
+                        item.setTextAlignment(
+                            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                        )
                     self.setItem(r, col, item)
                 elif item.text() != text:
                     item.setText(text)
-                if col == COL_STATUS:
-                    item.setForeground(red if bad else self.palette().text())
-                    item.setToolTip("The request failed." if bad else "")
+                if col == COL_MODEL:
+                    item.setToolTip(text)
+            self._color_status(r, row, t)
+        self.empty_label.setVisible(not rows)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Each column as wide as its texts (the model name at most ``MODEL_PX``), the
+        request path the rest; where the width is short, the least needed columns are
+        hidden (``HIDE_FIRST``) before the table would scroll sideways."""
+        avail = self.viewport().width()
+        header = self.horizontalHeader()
+        widths = {
+            col: max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
+            for col in range(len(LOG_COLUMNS))
+            if col != COL_REQUEST
+        }
+        widths[COL_MODEL] = min(widths[COL_MODEL], MODEL_PX)
+        hidden: set[int] = set()
+        for name in HIDE_FIRST:
+            if sum(w for c, w in widths.items() if c not in hidden) + REQUEST_MIN_PX <= avail:
+                break
+            hidden.add(LOG_COLUMNS.index(name))
+        shown = {c: w for c, w in widths.items() if c not in hidden}
+        shown[COL_REQUEST] = max(REQUEST_MIN_PX, avail - sum(shown.values()))
+        fitted = tuple(sorted(shown.items()))
+        if fitted == self._fitted:
+            return  # unchanged: a width the user dragged stays until something changes
+        self._fitted = fitted
+        for col in range(len(LOG_COLUMNS)):
+            self.setColumnHidden(col, col in hidden)
+        for col, width in shown.items():
+            self.setColumnWidth(col, width)
+
+    def hidden_columns(self) -> list[str]:
+        return [name for col, name in enumerate(LOG_COLUMNS) if self.isColumnHidden(col)]
+
+    def _color_status(self, r: int, row: dict[str, Any], t: Tokens) -> None:
+        item = self.item(r, COL_STATUS)
+        if item is None:
+            return
+        name = tone(row)
+        item.setForeground(QBrush(QColor(tone_color(t, name))))
+        item.setToolTip(
+            {
+                "danger": "The request failed.",
+                "warn": "The client closed the connection before the reply ended.",
+            }.get(name, "")
+        )
 
     def column_texts(self, column: str) -> list[str]:
         """The texts shown in ``column``, top (newest) first."""
         col = LOG_COLUMNS.index(column)
         return [(i.text() if (i := self.item(r, col)) else "") for r in range(self.rowCount())]
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize:  # the table's, or a scroll bar came or went
+            QTimer.singleShot(0, self, self.fit_columns)
+        return super().viewportEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            t = tokens_for(self.palette())  # the statuses' colours are the theme's
+            for r, row in enumerate(self._rows):
+                self._color_status(r, row, t)
+        super().changeEvent(event)
+
+
+class RequestsBox(Section):
+    """The "Requests" card around the table."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(
+            "Requests",
+            "Every request other apps send, live: its status, model, tokens and speed. "
+            "Hearth's own checks are left out.",
+            parent,
+            icon_kind="requests",
+        )
+        self.setObjectName("requestsSection")
+        self.table = RequestLogTable(self)
+        self.table.setMinimumHeight(TABLE_MIN_PX)
+        # Its height is what the page has left, never its own wish (a wrapped page
+        # asks its widgets' preferred heights, and the table's would make it scroll).
+        policy = self.table.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Ignored)
+        self.table.setSizePolicy(policy)
+        self.body.addWidget(self.table, 1)
 
 
 def _num(value: object) -> str:

@@ -22,18 +22,9 @@ import socket
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QHideEvent, QShowEvent
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QHideEvent, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QCheckBox, QWidget
 
 from hearth.config.api_keys import ApiKey
 from hearth.core.client_config import KEY_PLACEHOLDER, SNIPPETS, Endpoint
@@ -46,9 +37,10 @@ from hearth.supervisor import (
 )
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import ApiKeysBox
-from hearth.ui.pages.request_log_table import RequestLogTable
-from hearth.ui.pages.snippet_tabs import SNIPPET_TITLES, SnippetTabs
-from hearth.ui.section import Section
+from hearth.ui.pages.endpoint_box import EndpointBox, endpoint_state
+from hearth.ui.pages.request_log_table import RequestsBox
+from hearth.ui.pages.server_columns import ServerColumns
+from hearth.ui.pages.snippet_tabs import SNIPPET_TITLES, SnippetsBox
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -107,85 +99,44 @@ class ServerPanel(QWidget):
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
         s = self.store.settings
-        endpoint_box = Section(
-            "Endpoint",
-            "One address for other apps, on this computer or on your network.",
-            self,
-            icon_kind="network",
+        self.endpoint_box = box = EndpointBox(
+            enabled=s.endpoint_enabled,
+            port=s.endpoint_port,
+            lan=s.endpoint_lan,
+            require_key=s.endpoint_require_key,
+            parent=self,
         )
-        endpoint_box.setObjectName("endpointSection")
-        self.enabled_check = QCheckBox("Serve the loaded model to other apps", endpoint_box)
-        self.enabled_check.setAccessibleName("Endpoint on")
-        self.enabled_check.setChecked(s.endpoint_enabled)
-        self.port_spin = QSpinBox(endpoint_box)
-        self.port_spin.setAccessibleName("Port")
-        self.port_spin.setRange(1, 65535)
-        self.port_spin.setValue(s.endpoint_port)
-        self.lan_check = QCheckBox("Allow other machines on the network (LAN)", endpoint_box)
-        self.lan_check.setAccessibleName("LAN access")
-        self.lan_check.setChecked(s.endpoint_lan)
-        self.require_key_check = QCheckBox(
-            "Require an API key (on this computer too)", endpoint_box
-        )
-        self.require_key_check.setAccessibleName("Require an API key")
-        self.require_key_check.setChecked(s.endpoint_require_key)
-        self.apply_button = QPushButton("Apply", endpoint_box)
-        self.apply_button.setAccessibleName("Apply endpoint settings")
+        self.enabled_check, self.port_spin = box.enabled_check, box.port_spin
+        self.lan_check, self.require_key_check = box.lan_check, box.require_key_check
+        self.apply_button, self.status_label = box.apply_button, box.status_label
         self.apply_button.clicked.connect(self.apply_endpoint)
         self.enabled_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.lan_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.require_key_check.toggled.connect(lambda _on: self.apply_endpoint())
-        self.status_label = QLabel(endpoint_box)
-        self.status_label.setObjectName("endpointStatus")
-        self.status_label.setAccessibleName("Endpoint status")
-        self.status_label.setWordWrap(True)
-        port_row = QHBoxLayout()
-        port_row.addWidget(self.port_spin)
-        port_row.addWidget(self.apply_button)
-        port_row.addStretch(1)
-        form = QFormLayout()
-        form.setContentsMargins(0, 0, 0, 0)
-        endpoint_box.body.addLayout(form)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        form.addRow(self.enabled_check)
-        form.addRow("Port", port_row)
-        form.addRow(self.lan_check)
-        form.addRow(self.require_key_check)
-        form.addRow(self.status_label)
 
         self.keys_box = ApiKeysBox(self)
         self.keys_box.create_button.clicked.connect(self.create_key)
         self.keys_box.revoke_button.clicked.connect(self.revoke_selected_key)
         self.keys_box.keys_changed.connect(self._keys_shown)
 
-        self.snippet_tabs = SnippetTabs(self)
+        self.snippets_box = SnippetsBox(self)
+        self.snippet_tabs = self.snippets_box.tabs
         self.snippet_tabs.copy_requested.connect(self.copy_snippet)
         self.snippet_views = self.snippet_tabs.views
         self.copy_buttons = self.snippet_tabs.copy_buttons
 
-        self.log_table = RequestLogTable(self)
-
-        title = QLabel("Server", self)
-        title.setProperty("role", "title")
-        intro = QLabel(
-            "Other apps on this computer (editors, agents, scripts) can use the loaded "
-            "model through an OpenAI-, Anthropic- and Ollama-compatible endpoint.",
+        self.requests_box = RequestsBox(self)
+        self.log_table = self.requests_box.table
+        self.columns = ServerColumns(
             self,
+            side=(self.endpoint_box, self.keys_box),
+            main=(self.snippets_box, self.requests_box),
         )
-        intro.setProperty("role", "muted")
-        intro.setWordWrap(True)
-        top = QHBoxLayout()
-        top.addWidget(endpoint_box, 1)
-        top.addWidget(self.keys_box, 1)
-        layout = QVBoxLayout(self)
-        layout.addWidget(title)
-        layout.addWidget(intro)
-        layout.addLayout(top)
-        layout.addWidget(QLabel("<b>Ready-to-paste configuration</b>", self))
-        layout.addWidget(self.snippet_tabs, 1)
-        layout.addWidget(QLabel("<b>Requests</b>", self))
-        layout.addWidget(self.log_table, 1)
         self.supervisor_changed()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.columns.fit(self.width())
 
     # ------------------------------------------------------------------ endpoint
     def endpoint(self) -> Endpoint:
@@ -204,25 +155,24 @@ class ServerPanel(QWidget):
 
     def supervisor_changed(self) -> None:
         """Refresh what depends on the worker (call on every worker status change)."""
-        opts = self.supervisor.endpoint
-        error = self.supervisor.endpoint_error
-        if error:  # the supervisor kept it off (keys unreadable, port taken): say why
+        sup = self.supervisor
+        opts = sup.endpoint
+        if sup.endpoint_error:
             self._set_checked(self.enabled_check, False)
-            text = f"Off: {error}"
-        elif not opts.enabled:
-            text = "Off: only Hearth itself can use the model."
-        elif self.supervisor.process is None:
-            text = f"On (port {opts.port}); it starts when a model is loaded."
-        elif self.supervisor.endpoint_port == opts.port:
-            text = f"On: serving at {self.endpoint().base_url}/v1"
-            if opts.lan:
-                text += " to the local network (API key required)"
-            elif opts.require_key:
-                text += " (API key required)"
-        else:
-            text = f"On (port {opts.port}); starting…"
-        if not (self._apply_task and not self._apply_task.done()):
-            self.status_label.setText(text)
+        url = self.endpoint().base_url
+        state = endpoint_state(
+            enabled=opts.enabled,
+            error=sup.endpoint_error,
+            worker_running=sup.process is not None,
+            listening_port=sup.endpoint_port,
+            port=opts.port,
+            url=url,
+            lan=opts.lan,
+            require_key=opts.require_key,
+        )
+        applying = self._apply_task is not None and not self._apply_task.done()
+        self.endpoint_box.show_state(state, url, message=not applying)
+        self.log_table.set_endpoint_on(state.tone == "on")
         self._refresh_snippets()
 
     def _refresh_snippets(self) -> None:

@@ -44,6 +44,8 @@ NAMES = {
     "engines": "mdi6.cloud-outline",
     "appearance": "mdi6.palette-outline",
     "key": "mdi6.key-outline",
+    "config": "mdi6.code-braces",
+    "requests": "mdi6.swap-vertical",
 }
 
 

@@ -116,4 +116,22 @@ QPushButton#sendButton, QPushButton#stopButton {{ border-radius: {r_m}px; paddin
 QToolButton#regenerateButton {{ color: {t.text_muted}; border: none; padding: 2px {s}px;
     border-radius: {r_s}px; }}
 QToolButton#regenerateButton:hover {{ color: {t.text}; background: {t.surface_alt}; }}
+QLabel#endpointState {{ border-radius: 11px; padding: 2px {s}px; font-weight: 600;
+    color: {t.text_muted}; background: {t.surface_alt}; border: 1px solid {t.border}; }}
+QLabel#endpointState[tone="on"] {{ color: {t.good}; background: {t.good_bg};
+    border: 1px solid {t.good_border}; }}
+QLabel#endpointState[tone="starting"] {{ color: {t.warn}; background: {t.warn_bg};
+    border: 1px solid {t.warn_border}; }}
+QLabel#endpointState[tone="error"] {{ color: {t.danger}; background: {t.danger_bg};
+    border: 1px solid {t.danger_border}; }}
+QLabel#endpointUrl {{ color: {t.text}; background: {t.surface_alt};
+    border: 1px solid {t.border}; border-radius: {r_s}px; padding: 5px {s}px; }}
+QLabel#endpointUrl[live="false"] {{ color: {t.text_muted}; }}
+QTabWidget#snippetTabs::pane {{ border: none; }}
+QTabWidget#snippetTabs QTabBar::tab {{ color: {t.text_muted}; background: transparent;
+    border: none; border-bottom: 2px solid transparent; padding: {SPACE["xs"]}px {m}px;
+    margin-right: 2px; }}
+QTabWidget#snippetTabs QTabBar::tab:hover {{ color: {t.text}; }}
+QTabWidget#snippetTabs QTabBar::tab:selected {{ color: {t.text};
+    border-bottom: 2px solid {t.accent}; font-weight: 600; }}
 """
