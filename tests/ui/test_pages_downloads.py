@@ -136,11 +136,14 @@ def test_finished_download_has_load_and_show_in_folder_and_the_count_follows(
     page.load_requested.connect(loads.append)
 
     async def scenario() -> None:
+        assert page.empty_label.isVisible() and not page.clear_button.isVisible()  # no rows
         services.downloads.add(REPO, Q8)
         await arun.wait_until(lambda: page.row_for(Q8) is not None, 5, "a row")
         row = page.row_for(Q8)
         assert row is not None
         assert counts[:1] == [1] and page.active_count == 1  # the rail's badge: 1
+        assert page.header.subtitle.text() == "1 downloading"
+        assert page.clear_button.isVisible() and not page.clear_button.isEnabled()  # none done
         assert not row.load_button.isVisible() and not row.folder_button.isVisible()
         await arun.wait_until(lambda: row.last.state is DownloadState.COMPLETED, 60, "done")
         assert counts[-1] == 0 and page.active_count == 0  # the badge goes away
@@ -150,6 +153,11 @@ def test_finished_download_has_load_and_show_in_folder_and_the_count_follows(
         assert loads == [row.last.dest]
         row.folder_button.click()
         assert opened == [str(row.last.dest.parent)]
+        assert not row.bar.isVisible() and row.bar.value() == 1000  # nothing left to show
+        assert page.header.subtitle.text() == "1 finished" and page.clear_button.isEnabled()
+        page.clear_button.click()
+        assert page.row_for(Q8) is None and page.empty_label.isVisible()
+        assert not page.clear_button.isVisible() and not page.header.subtitle.isVisible()
         await services.aclose()
 
     arun(scenario())

@@ -92,7 +92,7 @@ class DiscoverPage(QWidget):
             self.sort_combo.addItem(label, key)
         self.sort_combo.currentIndexChanged.connect(lambda _i: self._resort())
         self.search_button = button("Search", "Search", self.search)
-        self.picks_button = button("Picks", "Back to the picks", self.show_picks)
+        self.picks_button = button("← Picks", "Back to the picks", self.show_picks)
         self.list = ResultsList(self)
         self.list.setToolTip("One click opens a model")
         self.list.itemActivated.connect(self._open_item)  # Enter
@@ -187,7 +187,7 @@ class DiscoverPage(QWidget):
         self.results = []
         self.list.clear()
         self.picks.hide()
-        self.list.show()
+        self.list.hide()  # until hits arrive: "Searching…" says what is happening
         self.picks_button.show()
         self.stack.setCurrentIndex(0)
         return self._fetch(clear=True)
@@ -201,6 +201,7 @@ class DiscoverPage(QWidget):
         if self._search_task is not None and clear:
             self._search_task.cancel()
         self.more_button.setEnabled(False)
+        self.more_button.setText("Loading…")
         self.status.say(f"Searching Hugging Face for \u201c{self.search_box.text().strip()}\u201d…")
         search = self._search
         assert search is not None
@@ -214,6 +215,7 @@ class DiscoverPage(QWidget):
             if search is self._search:
                 self.status.say(_message(exc), error=True)
                 self.more_button.setEnabled(True)
+                self.more_button.setText("Load more")
             return
         if search is not self._search:
             return  # a newer search replaced this one
@@ -221,11 +223,13 @@ class DiscoverPage(QWidget):
             self.results.append(summary)
             self.list.add_summary(summary)
         n = len(self.results)
+        self.list.setVisible(n > 0)  # no hits: the line says so, without an empty box
         more = " or more" if page.has_more else ""
         self.status.say(f"{plural(n, 'model')}{more}. {RESULTS_HINT}" if n else
                         NO_MATCH.format(query=search.query))  # fmt: skip
         self.more_button.setVisible(page.has_more)
         self.more_button.setEnabled(True)
+        self.more_button.setText("Load more")
 
     # ------------------------------------------------------------------ model page
     def _open_item(self, item: QListWidgetItem) -> None:

@@ -32,6 +32,7 @@ from hearth.ui.tasks import TaskSet
 log = logging.getLogger(__name__)
 
 REPAINT_MS = 100
+SUMMARY_ORDER = ("downloading", "paused", "failed", "finished", "cancelled")  # the header's
 UrlOpener = Callable[[QUrl], object]
 
 
@@ -200,14 +201,15 @@ class DownloadsPage(QWidget):
     def _summarize(self) -> None:
         """The header's line ("1 downloading · 2 finished") and Clear finished, which
         is there only when it has something to clear."""
-        counts: dict[str, int] = {}
+        counts = dict.fromkeys(SUMMARY_ORDER, 0)
         for row in self.rows.values():
             state = row.last.state
             word = ("downloading" if state is DownloadState.QUEUED or state.active
                     else "finished" if state is DownloadState.COMPLETED
                     else state.value.lower())  # fmt: skip
             counts[word] = counts.get(word, 0) + 1
-        self.header.set_subtitle(" · ".join(f"{n} {word}" for word, n in counts.items()))
+        said = [f"{n} {word}" for word, n in counts.items() if n]
+        self.header.set_subtitle(" · ".join(said))
         clearable = any(
             r.last.state in (DownloadState.COMPLETED, DownloadState.CANCELLED)
             for r in self.rows.values()

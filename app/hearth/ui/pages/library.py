@@ -316,7 +316,8 @@ class LibraryPage(QWidget):
                 self.status.say(_message(exc), error=True)
                 return
             await self._refresh()
-            self.status.say(done_text)
+            if not self.status.error:  # an index problem stays said
+                self.status.say(f"{done_text} · {self.status.text()}")
             if self.found:
                 await self._scan_disk()
 

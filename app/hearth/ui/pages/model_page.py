@@ -225,6 +225,8 @@ class ModelPage(QWidget):
         self._elide_title()
         self.status.say("Listing the GGUF files of this repo…")
         self.table.reset()
+        self.table.hide()  # until there are rows: the status line says it is listing
+        self.split.show()
         self.setFocus()  # not the context box: a focused, selected number looks edited
         self.model_card.show_message("Reading the model card…")
         if self._card_task is not None:
@@ -242,7 +244,8 @@ class ModelPage(QWidget):
         try:
             text = await in_thread(fetch_readme, repo_id)
         except Exception as exc:
-            self.model_card.show_message(f"Could not read the model card: {_message(exc)}")
+            if repo_id == self.repo_id:  # not a repo opened since
+                self.model_card.show_message(f"Could not read the model card: {_message(exc)}")
             return
         if repo_id != self.repo_id:
             return
@@ -256,6 +259,7 @@ class ModelPage(QWidget):
             listing = await in_thread(list_repo_gguf, repo_id)
         except Exception as exc:
             self.status.say(_message(exc), error=True)
+            self.split.hide()  # nothing to show but the reason (and Back)
             return
         self.listing = listing
         self._fill(listing)
@@ -267,6 +271,7 @@ class ModelPage(QWidget):
 
     def _fill(self, listing: RepoListing) -> None:
         self.table.fill(listing.models, self._clicked)
+        self.table.setVisible(bool(listing.models))
         self._size_split()
         note = GATED_NOTE if listing.gated else ""
         count = plural(len(listing.models), "file")
