@@ -39,6 +39,9 @@ def test_long_names_and_narrow_pages(qtbot: QtBot, arun, monkeypatch: pytest.Mon
     shown = page.title.text()
     assert shown != LONG and "…" in shown and page.title.toolTip() == LONG
     assert page.split.orientation() is Qt.Orientation.Vertical  # card under the table
+    # Not listed: the reason alone, in the danger colour, under the title (no blank table).
+    assert page.status.error and page.status.isVisible() and not page.split.isVisible()
+    assert page.status.geometry().top() - page.title.geometry().bottom() < 40
 
     page.resize(SIDE_BY_SIDE_WIDTH + 400, 700)
     qtbot.waitUntil(lambda: page.split.orientation() is Qt.Orientation.Horizontal)

@@ -162,6 +162,7 @@ class ModelPage(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(self.split, 1)
+        layout.addStretch(0)  # with the split hidden (an error), the line stays on top
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # opened, the page holds focus
         services.download_event.connect(self._on_download_event)
 
