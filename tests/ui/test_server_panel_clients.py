@@ -26,4 +26,6 @@ def test_a_tab_per_client_with_the_cli_text(qtbot: QtBot, arun) -> None:
         assert SNIPPETS[kind](panel.endpoint()) in view.toPlainText(), kind
     panel.copy_snippet("claude-code")
     assert "ANTHROPIC_BASE_URL" in QGuiApplication.clipboard().text()
+    assert panel.copy_buttons["claude-code"].text() == "Copied"  # where the user looks
+    qtbot.waitUntil(lambda: panel.copy_buttons["claude-code"].text() == "Copy Claude Code config")
     panel.shutdown()

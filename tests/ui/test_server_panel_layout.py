@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from hearth.core.client_config import SNIPPETS
 from hearth.supervisor import Supervisor
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import NO_KEYS
@@ -243,6 +244,15 @@ def test_statuses_and_the_state_chip_meet_aa(
             failures.append(f"{item.text()}: {ratio:.2f}")
     assert not failures, failures
 
+    # The snippets' "not yet" line beside Copy (the endpoint is off here).
+    notice = panel.snippet_tabs.notices["claude-code"]
+    assert "turn it on" in notice.text() and notice.isVisible()
+    card = panel.snippets_box.grab().toImage()
+    rect = QRect(notice.mapTo(panel.snippets_box, QPoint(0, 0)), notice.size())
+    color = notice.palette().color(QPalette.ColorRole.WindowText).name()
+    assert color == t.warn
+    assert contrast_ratio(color, _painted_background(card, rect)) >= AA
+
     # The chip, in each of its tones, on the card it is painted on.
     box = panel.endpoint_box
     chip = box.state_chip
@@ -293,6 +303,8 @@ def test_state_words_and_the_copy_button(qtbot: QtBot, arun, tmp_path: Path, fil
 
     panel = ServerPanel(Supervisor(), SettingsStore(tmp_path / "settings.json"))
     qtbot.addWidget(panel)
+    for kind, view in panel.snippet_views.items():  # shown exactly as pasted: no notes
+        assert view.toPlainText() == SNIPPETS[kind](panel.endpoint()), kind
     box = panel.endpoint_box
     assert box.state_tone() == "off" and box.url_label.text() == "http://127.0.0.1:8677"
     box.copy_url_button.click()
@@ -318,3 +330,28 @@ def test_status_words_and_tones() -> None:
     )
     assert [tone(r) for r in ROWS[:5]] == ["good", "good", "danger", "danger", "warn"]
     assert tone(_row(1, "GET", "/", 304)) == ""
+
+
+def test_hidden_columns_come_back_whole_when_the_window_widens(
+    qtbot: QtBot, arun, tmp_path: Path, file_keyring
+) -> None:
+    area, panel = _hosted(qtbot, arun, tmp_path, NARROW, "light")
+    table = panel.log_table
+    table.show_rows(ROWS[1:3])  # no generation yet: the token columns are narrow
+    QApplication.processEvents()
+    table.show_rows(ROWS)
+    QApplication.processEvents()
+    narrow_hidden = set(table.hidden_columns())
+    assert narrow_hidden, "at 900 px some columns give way"
+    apply_theme("dark")  # restyled (the header's font and padding) while hidden
+    QApplication.processEvents()
+    area.resize(1920 - RAIL, 1080 - CHROME)
+    qtbot.waitUntil(lambda: not table.hidden_columns(), timeout=5000)
+    table.show_rows(ROWS)  # the next poll
+    header = table.horizontalHeader()
+    for col, name in enumerate(LOG_COLUMNS):
+        words = header.fontMetrics().horizontalAdvance(table.horizontalHeaderItem(col).text())
+        assert table.columnWidth(col) >= words, f"{name} came back too narrow"
+    total = sum(table.columnWidth(c) for c in range(len(LOG_COLUMNS)))
+    assert total <= table.viewport().width()
+    panel.shutdown()

@@ -146,6 +146,7 @@ class ApiKeysBox(Section):
             return False
         self.key_name.clear()
         self.new_key_field.setText(key.key)
+        self.new_key_field.setCursorPosition(0)  # show its "hk-" start, not its end
         self.copy_new_button.setEnabled(True)
         self.keys_message.setText(f"Key '{name}' created. Copy it now: it is not shown again.")
         await self.reload()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.ui.pages.copy_feedback import flash_copied
 from hearth.ui.pages.switch import Switch
 from hearth.ui.section import Section
 from hearth.ui.style.icons import icon
@@ -33,7 +34,6 @@ from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
 
-COPIED_MS = 1500  # how long "Copied" shows on the button before it reads "Copy" again
 TONES = ("on", "starting", "off", "error")  # QSS: QLabel#endpointState[tone=...]
 
 
@@ -111,9 +111,6 @@ class EndpointBox(Section):
             "OpenAI-style clients add /v1; Anthropic and Ollama clients use it as it is."
         )
         self.copy_url_button.clicked.connect(self.copy_url)
-        self.copy_url_button.setMinimumWidth(  # "Copied" fits without the row moving
-            self.copy_url_button.fontMetrics().horizontalAdvance("Copied") + 48
-        )
         self.status_label = QLabel(self)
         self.status_label.setObjectName("endpointStatus")
         self.status_label.setAccessibleName("Endpoint status")
@@ -184,8 +181,7 @@ class EndpointBox(Section):
     def copy_url(self) -> None:
         """Copy the address shown; the button says "Copied" for a moment."""
         QGuiApplication.clipboard().setText(self.url_label.text())
-        self.copy_url_button.setText("Copied")
-        QTimer.singleShot(COPIED_MS, self, lambda: self.copy_url_button.setText("Copy"))
+        flash_copied(self.copy_url_button)
 
     def refresh_icons(self) -> None:
         t = tokens_for(self.palette())

@@ -213,8 +213,15 @@ class RequestLogTable(QTableWidget):
         hidden (``HIDE_FIRST``) before the table would scroll sideways."""
         avail = self.viewport().width()
         header = self.horizontalHeader()
+        was_hidden = [c for c in range(len(LOG_COLUMNS)) if self.isColumnHidden(c)]
+        for col in was_hidden:  # a hidden column measures as nothing: show it to measure
+            self.setColumnHidden(col, False)
         widths = {
-            col: max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
+            col: max(
+                self.sizeHintForColumn(col),
+                header.sectionSizeHint(col),
+                header.minimumSectionSize(),
+            )
             for col in range(len(LOG_COLUMNS))
             if col != COL_REQUEST
         }
@@ -227,11 +234,11 @@ class RequestLogTable(QTableWidget):
         shown = {c: w for c, w in widths.items() if c not in hidden}
         shown[COL_REQUEST] = max(REQUEST_MIN_PX, avail - sum(shown.values()))
         fitted = tuple(sorted(shown.items()))
+        for col in range(len(LOG_COLUMNS)):
+            self.setColumnHidden(col, col in hidden)
         if fitted == self._fitted:
             return  # unchanged: a width the user dragged stays until something changes
         self._fitted = fitted
-        for col in range(len(LOG_COLUMNS)):
-            self.setColumnHidden(col, col in hidden)
         for col, width in shown.items():
             self.setColumnWidth(col, width)
 

@@ -37,10 +37,11 @@ from hearth.supervisor import (
 )
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.api_keys_box import ApiKeysBox
+from hearth.ui.pages.copy_feedback import flash_copied
 from hearth.ui.pages.endpoint_box import EndpointBox, endpoint_state
 from hearth.ui.pages.request_log_table import RequestsBox
 from hearth.ui.pages.server_columns import ServerColumns
-from hearth.ui.pages.snippet_tabs import SNIPPET_TITLES, SnippetsBox
+from hearth.ui.pages.snippet_tabs import SnippetsBox
 from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,11 @@ class ServerPanel(QWidget):
         self._refresh_snippets()
 
     def _refresh_snippets(self) -> None:
-        self.snippet_tabs.show_endpoint(self.endpoint(), enabled=self.supervisor.endpoint.enabled)
+        self.snippet_tabs.show_endpoint(
+            self.endpoint(),
+            enabled=self.supervisor.endpoint.enabled,
+            loaded=self.supervisor.model_id is not None,
+        )
 
     def apply_endpoint(self) -> asyncio.Task[None] | None:
         """Turn the endpoint on/off with the port and LAN choice shown, live: the model
@@ -316,7 +321,7 @@ class ServerPanel(QWidget):
 
     def copy_snippet(self, kind: str) -> None:
         QGuiApplication.clipboard().setText(self.snippet_text(kind))
-        self.status_label.setText(f"{SNIPPET_TITLES[kind]} configuration copied.")
+        flash_copied(self.copy_buttons[kind])
 
     # ------------------------------------------------------------------ request log
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override

@@ -15,6 +15,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QTabWidget,
@@ -37,7 +38,7 @@ SNIPPET_TITLES = {
     "openai": "OpenAI SDK (Python)",
     "curl": "curl",
 }
-VIEW_LINES = 10  # Claude Code's block (and the "turn it on" note) without scrolling
+VIEW_LINES = 9  # Claude Code's block without scrolling; longer ones scroll inside
 
 
 class SnippetTabs(QTabWidget):
@@ -53,6 +54,7 @@ class SnippetTabs(QTabWidget):
         self.setUsesScrollButtons(True)
         self.views: dict[str, QPlainTextEdit] = {}
         self.copy_buttons: dict[str, QPushButton] = {}
+        self.notices: dict[str, QLabel] = {}  # beside Copy: why it would not work yet
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for kind, title in SNIPPET_TITLES.items():
             page = QWidget(self)
@@ -60,14 +62,19 @@ class SnippetTabs(QTabWidget):
             view.setReadOnly(True)
             view.setFont(mono)  # shell lines and JSON, as in a terminal or an editor
             view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # pasted as shown
-            view.setFixedHeight(view.fontMetrics().lineSpacing() * VIEW_LINES + 2 * SPACE["s"])
+            # The lines, plus the frame, the stylesheet's padding and the document margin.
+            view.setFixedHeight(view.fontMetrics().lineSpacing() * VIEW_LINES + 2 * SPACE["m"])
             view.setAccessibleName(f"{title} configuration")
             copy = QPushButton(f"Copy {title} config", page)
             copy.setAccessibleName(f"Copy {title} configuration")
             copy.setProperty("primary", True)
             copy.clicked.connect(lambda _c=False, k=kind: self.copy_requested.emit(k))
+            notice = QLabel(page)
+            notice.setObjectName("snippetNotice")
+            notice.setWordWrap(True)
             row = QHBoxLayout()
-            row.addStretch(1)
+            row.setSpacing(SPACE["m"])
+            row.addWidget(notice, 1)
             row.addWidget(copy)
             col = QVBoxLayout(page)
             col.setContentsMargins(0, SPACE["s"], 0, 0)
@@ -77,12 +84,20 @@ class SnippetTabs(QTabWidget):
             self.addTab(page, title)
             self.views[kind] = view
             self.copy_buttons[kind] = copy
+            self.notices[kind] = notice
 
-    def show_endpoint(self, endpoint: Endpoint, *, enabled: bool) -> None:
-        """Every snippet for ``endpoint``; while it is off, each says to turn it on."""
-        note = "" if enabled else "# Turn the endpoint on first.\n"
+    def show_endpoint(self, endpoint: Endpoint, *, enabled: bool, loaded: bool = True) -> None:
+        """Every snippet for ``endpoint``, exactly as Copy gives it (but for the key); a
+        line beside Copy says when it would not work yet (the endpoint off, no model)."""
+        if not enabled:
+            note = "The endpoint is off: turn it on first, these settings point at it."
+        elif not loaded:
+            note = f'No model is loaded yet: "{endpoint.model}" stands for its name.'
+        else:
+            note = ""
         for kind, view in self.views.items():
-            view.setPlainText(note + SNIPPETS[kind](endpoint))
+            view.setPlainText(SNIPPETS[kind](endpoint))
+            self.notices[kind].setText(note)
 
 
 class SnippetsBox(Section):

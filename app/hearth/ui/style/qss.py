@@ -128,6 +128,7 @@ QLabel#endpointUrl {{ color: {t.text}; background: {t.surface_alt};
     border: 1px solid {t.border}; border-radius: {r_s}px; padding: 5px {s}px; }}
 QLabel#endpointUrl[live="false"] {{ color: {t.text_muted}; }}
 QTabWidget#snippetTabs::pane {{ border: none; }}
+QLabel#snippetNotice {{ color: {t.warn}; }}
 QTabWidget#snippetTabs QTabBar::tab {{ color: {t.text_muted}; background: transparent;
     border: none; border-bottom: 2px solid transparent; padding: {SPACE["xs"]}px {m}px;
     margin-right: 2px; }}
