@@ -1,7 +1,7 @@
 """How the Chat page reads to a new user: the chat list's rows (the open chat visible
 in both themes, dates as people say them, search matches in bold rather than in
 [brackets]), sampling boxes that name the value that applies, and the transcript's
-spacing (no blank line above a list, blockquotes tinted, the user's bubble padded, a
+spacing (no blank line above a list, blockquotes set in, the user's bubble padded, a
 code block's shade kept while text streams after it)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QColor, QTextDocument
+from PySide6.QtGui import QColor, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -145,6 +145,14 @@ def _formats(doc: QTextDocument) -> list[tuple[str, str | None, float]]:
     return out
 
 
+def _position(doc: QTextDocument, n: int) -> int:
+    """Where the ``n``th block starts."""
+    block = doc.begin()
+    for _ in range(n):
+        block = block.next()
+    return block.position()
+
+
 def test_lists_quotes_and_code_blocks_are_spaced_and_shaded(qapp: QApplication) -> None:
     t = BY_NAME["light"]
     whole = _doc()
@@ -154,10 +162,15 @@ def test_lists_quotes_and_code_blocks_are_spaced_and_shaded(qapp: QApplication) 
     one = texts.index("one")
     assert texts[one - 1].startswith("A quoted tip")  # no empty block above the list
     quote = blocks[one - 1]
-    assert quote[1] == t.surface_alt and quote[2] > 0  # the quote: tinted, indented
+    assert quote[2] > 0  # the quote: set in
     code = texts.index("x = 1")
-    assert blocks[code + 1] == ("", t.code_bg, blocks[code][2])  # padding under the code
-    assert blocks[code - 2][0] == "" and blocks[code - 2][1] == t.code_bg  # and above
+    frame = QTextCursor(whole.findBlock(_position(whole, code))).currentFrame()
+    assert frame is not whole.rootFrame()  # a code block is a shaded, padded frame
+    assert frame.frameFormat().background().color().name() == t.code_bg
+    assert frame.frameFormat().padding() > 0
+    assert texts[code - 1].startswith("py") and texts[code + 1].startswith("Text right")
+    after = QTextCursor(whole.findBlock(_position(whole, code + 1))).currentFrame()
+    assert after is whole.rootFrame()  # the text goes on after the frame, no blank line
 
     # Streamed in any pieces, every block keeps its format: the tail drawn after the
     # code block used to hand its own (unshaded) format to the block above it.
@@ -182,14 +195,15 @@ def test_the_users_message_sits_on_a_padded_bubble(qtbot: QtBot) -> None:
     view.add_user_turn("A question", 0)
     view.add_assistant_message("An answer", index=1, meta=CardMeta("tiny-model"))
     doc = view.transcript.document()
-    tint = view.tokens.surface_alt
-    blocks = _formats(doc)
-    texts = [text for text, _, _ in blocks]
+    texts = [text for text, _, _ in _formats(doc)]
     asked = texts.index("A question")
-    assert texts[asked - 2].endswith("You") and blocks[asked - 2][1] is None  # the name
-    assert blocks[asked - 1] == ("", tint, blocks[asked][2])  # pad above the text
-    assert blocks[asked][1] == tint and blocks[asked + 1] == ("", tint, blocks[asked][2])
-    assert not any(tint == bg for text, bg, _ in blocks if "An answer" in text)
+    assert texts[asked - 1].endswith("You")  # the name, above the bubble
+    bubble = QTextCursor(doc.findBlock(_position(doc, asked))).currentFrame()
+    name = QTextCursor(doc.findBlock(_position(doc, asked - 1))).currentFrame()
+    answer = QTextCursor(doc.findBlock(_position(doc, texts.index("An answer")))).currentFrame()
+    assert bubble is not doc.rootFrame() and name is answer is doc.rootFrame()
+    fmt = bubble.frameFormat()
+    assert fmt.background().color().name() == view.tokens.surface_alt and fmt.padding() >= 8
     # Each author's name follows an icon (an image in the document).
     html = doc.toHtml()
     assert html.count("<img") == 2

@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextFrame,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -44,7 +45,7 @@ from hearth.ui.message_card import (
     add_avatars,
     draw_heading,
     draw_reasoning,
-    tint_blocks,
+    open_bubble,
 )
 from hearth.ui.style.tokens import TYPE, Tokens
 
@@ -153,34 +154,36 @@ class ChatTranscript(QTextBrowser):
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    def _card(self, role: str, index: int | None, meta: CardMeta) -> int:
-        """Start a card at the end: its heading, then an empty block for the body.
-        Returns where the card starts."""
-        cursor = self._end()
-        start = cursor.position() + (0 if self.document().isEmpty() else 1)
+    def _card(
+        self, role: str, index: int | None, meta: CardMeta, *, bubble: bool = False
+    ) -> QTextFrame | None:
+        """Start a card at the end: its heading, then the empty block its body goes in
+        (inside the bubble's frame, returned, when ``bubble``)."""
         n = index if index is not None else len(self.cards)
-        draw_heading(cursor, self.tokens, role, n, meta)
+        start = draw_heading(self._end(), self.tokens, role, n, meta)
         self.cards.add(Card(n, role, start))
+        if bubble:
+            return open_bubble(self._end(), self.tokens)
         self._end().insertBlock(QTextBlockFormat(), QTextCharFormat())
-        return start
+        return None
 
-    def _new_writer(self) -> MarkdownWriter:
-        """A writer for the message whose (empty) body block ends the document."""
+    def _new_writer(self, frame: QTextFrame | None = None) -> MarkdownWriter:
+        """A writer for the message whose (empty) body block ends the document (or
+        the bubble's ``frame``)."""
         return MarkdownWriter(
             self.document(),
             self.code_blocks,
             reuse_last_block=True,
             tokens=self.tokens,
             code_headers=self.code_headers,
+            frame=frame,
         )
 
     def add_user_turn(self, text: str, index: int | None = None) -> None:
-        """The user's message, as markdown, on the bubble's tint."""
+        """The user's message, as markdown, in the bubble."""
         follow = self._following()
-        start = self._card("user", index, CardMeta())
-        writer = self._new_writer()
-        writer.set_text(text)
-        tint_blocks(self._end(), start, self.tokens)
+        frame = self._card("user", index, CardMeta(), bubble=True)
+        self._new_writer(frame).set_text(text)
         if follow:
             self._scroll_to_end()
         self.updated.emit()

@@ -25,6 +25,8 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextFrame,
+    QTextFrameFormat,
 )
 
 from hearth.ui.code_highlight import Lang, highlight_line, language
@@ -35,6 +37,8 @@ log = logging.getLogger(__name__)
 
 COPY_SCHEME = "copy:"
 FOLD_SCHEME = "fold:"  # fold:N folds (or shows again) code block N
+CODE_INSET = 10  # px between a code block's shade and its text
+QUOTE_INSET = 16  # px a blockquote is set in
 FOLD_LINES = 24  # a code block longer than this gets a Fold link in its header
 FOLD_WORDS = ("Fold", "Show")  # the same length: toggling never moves later text
 
@@ -76,17 +80,20 @@ class _Formats:
         self.text_char = QTextCharFormat()
         self.code_block = QTextBlockFormat()
         self.code_block.setBackground(QColor(t.code_bg))
-        self.code_block.setLeftMargin(8)
-        self.code_block.setRightMargin(8)
         self.code_header = QTextBlockFormat(self.code_block)
-        self.code_pad = QTextBlockFormat(self.code_block)  # above the header, under the code
-        self.code_top = QTextBlockFormat(self.code_pad)
-        self.code_top.setTopMargin(8)
-        self.pad_char = pad_char()
-        self.quote = QTextBlockFormat()  # a blockquote: indented on a tint
-        self.quote.setBackground(QColor(t.surface_alt))
-        self.quote.setLeftMargin(6)
-        self.quote.setRightMargin(6)
+        self.code_header.setBottomMargin(4)
+        # A code block is a frame: its padding is shaded (a block's margins are not),
+        # so the code sits inset in its shade, which is flush with the text column.
+        self.code_frame = QTextFrameFormat()
+        self.code_frame.setBackground(QColor(t.code_bg))
+        self.code_frame.setBorder(0)
+        self.code_frame.setPadding(CODE_INSET)
+        self.code_frame.setTopMargin(8)
+        self.code_frame.setBottomMargin(8)
+        # A blockquote: set in, in the quote colour (the CSS). Not on a tint: a block's
+        # shade reaches its text's edge, with no room around it.
+        self.quote = QTextBlockFormat()
+        self.quote.setLeftMargin(QUOTE_INSET)
         self.code_char = QTextCharFormat()
         self.code_char.setFont(mono)
         self.code_char.setForeground(QColor(t.code_text))  # unhighlighted tokens too
@@ -108,14 +115,6 @@ class _Formats:
         fmt.setForeground(QColor(self.tokens.accent))
         fmt.setFontUnderline(True)
         return fmt
-
-
-def pad_char(points: float = 4.0) -> QTextCharFormat:
-    """The char format of an empty block used as padding: its (small) font sets the
-    block's height (a fixed line height would paint over the line above)."""
-    fmt = QTextCharFormat()
-    fmt.setFontPointSize(points)
-    return fmt
 
 
 _formats: dict[str, _Formats] = {}  # per theme; a cache of immutable formats, not state
@@ -149,11 +148,15 @@ class MarkdownWriter:
         reuse_last_block: bool = False,
         tokens: Tokens = LIGHT,
         code_headers: dict[int, int] | None = None,
+        frame: QTextFrame | None = None,
     ) -> None:
         """``reuse_last_block``: the document ends with an empty block made for this
         message; the first thing drawn goes there instead of into a new block.
-        ``tokens``: the theme's colours (code blocks; the CSS is the document's)."""
+        ``tokens``: the theme's colours (code blocks; the CSS is the document's).
+        ``frame``: draw at the end of this frame (the user's bubble), not the document's."""
         self.doc = doc
+        self._frame = frame
+        self._code_frame: QTextFrame | None = None
         self._f = _fmts(tokens)
         self._reuse = reuse_last_block
         self._tail_reused = False
@@ -216,9 +219,18 @@ class MarkdownWriter:
         self.finish()
 
     # ------------------------------------------------------------------ drawing
+    def _end(self) -> int:
+        """Where drawing goes on: the open code block's frame, else the end of the
+        message's frame (the user's bubble), else of the document."""
+        if self._code_frame is not None:
+            return self._code_frame.lastPosition()
+        if self._frame is not None:
+            return self._frame.lastPosition()
+        return self.doc.characterCount() - 1
+
     def _end_cursor(self) -> QTextCursor:
         cursor = QTextCursor(self.doc)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.setPosition(self._end())
         return cursor
 
     def _remove_tail(self, cursor: QTextCursor) -> None:
@@ -228,7 +240,7 @@ class MarkdownWriter:
         # Removing the tail's block separator would hand the tail's block format to the
         # block above it (a code block's last line, or its padding, losing its shade).
         keep = cursor.blockFormat()
-        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(self._end(), QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         if not self._tail_reused:
             cursor.setBlockFormat(keep)
@@ -251,7 +263,7 @@ class MarkdownWriter:
 
     def _draw(self, cursor: QTextCursor, event: Event) -> None:
         f = self._f
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.setPosition(self._end())
         if isinstance(event, TextBlock):
             self._draw_text(cursor, event.source, tail=False)
         elif isinstance(event, CodeStart):
@@ -259,8 +271,9 @@ class MarkdownWriter:
             self._code_index = len(self.code_blocks) - 1
             self._lang = language(event.lang)
             self._code_state = None
-            self._new_block(cursor, f.code_top, f.pad_char)
-            cursor.insertBlock(f.code_header, f.header_char)
+            self._code_frame = cursor.insertFrame(f.code_frame)  # in its (empty) block
+            cursor.setBlockFormat(f.code_header)
+            cursor.setBlockCharFormat(f.header_char)
             self.code_headers[self._code_index] = cursor.block().position()
             cursor.insertText(f"{event.lang or 'code'}   ", f.header_char)
             cursor.insertText("Copy", f.link(f"{COPY_SCHEME}{self._code_index}"))
@@ -269,7 +282,8 @@ class MarkdownWriter:
             self._code_state = self._draw_code_line(cursor, event.text, self._code_state)
         elif isinstance(event, CodeEnd):
             self._code_state = None
-            cursor.insertBlock(f.code_pad, f.pad_char)  # the block's bottom padding
+            self._code_frame = None
+            self._reuse = True  # Qt keeps an empty block after a frame: the next goes there
             if len(self.code_blocks[self._code_index]) > FOLD_LINES:
                 self._add_fold_link(self._code_index)
         self.blocks_rendered += 1
@@ -301,7 +315,7 @@ class MarkdownWriter:
         tail = self._splitter.tail()
         if tail is None:
             return
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.setPosition(self._end())
         self._tail_start = cursor.position()
         if tail.kind == "code":
             self._draw_code_line(cursor, tail.text, self._code_state)
@@ -311,7 +325,7 @@ class MarkdownWriter:
     def _draw_text(self, cursor: QTextCursor, source: str, *, tail: bool) -> None:
         """A markdown text block at the end. A list or table HTML opens with its own
         block, which would leave the one made for it empty (a blank line above every
-        list): that one is dropped. A blockquote gets its indented tint."""
+        list): that one is dropped. A blockquote is set in."""
         f = self._f
         reused = self._new_block(cursor, f.text_block, f.text_char)
         if tail:

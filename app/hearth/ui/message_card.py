@@ -25,21 +25,21 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
+    QTextFrame,
+    QTextFrameFormat,
     QTextImageFormat,
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QTextBrowser, QToolButton, QWidget
 
-from hearth.ui.md_render import pad_char
 from hearth.ui.style.icons import icon
-from hearth.ui.style.tokens import Tokens
+from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
 CARD_SCHEME = "msg:"  # msg:prev:N, msg:next:N (variants), msg:think:N (fold)
 PREV, NEXT = "\u2039", "\u203a"  # the variant switcher's arrows
 CARD_GAP = 18  # px above each card
-BUBBLE_MARGIN = 12  # px of tint left and right of the user's text
-BUBBLE_PAD_PT = 4.5  # the tint above and below it: an empty line this size (~8 px)
+BUBBLE_PADDING = 10  # px of tint around the user's text
 AVATAR = 16  # px: the icon before a card's author
 AVATARS = {"user": ("account", "hearth-card:user"), "assistant": ("model", "hearth-card:model")}
 ACTIONS = ("copy", "edit", "regenerate", "delete")
@@ -123,16 +123,21 @@ def add_avatars(doc: QTextDocument, t: Tokens) -> None:
         doc.addResource(QTextDocument.ResourceType.ImageResource.value, QUrl(name), pixmap)
 
 
-def draw_heading(cursor: QTextCursor, t: Tokens, role: str, index: int, meta: CardMeta) -> None:
+def draw_heading(cursor: QTextCursor, t: Tokens, role: str, index: int, meta: CardMeta) -> int:
     """The card's first line at ``cursor`` (the document's end): an icon and who wrote
-    it (you, or the model by name), and the variants."""
+    it (you, or the model by name), and the variants. Returns where it starts.
+
+    An empty last block (a new document, or the one Qt keeps after a bubble's frame)
+    becomes the heading, rather than a blank line above it."""
     block = QTextBlockFormat()
     block.setTopMargin(CARD_GAP)
     block.setBottomMargin(2)
-    if cursor.document().isEmpty():
+    if cursor.block().length() == 1:
         cursor.setBlockFormat(block)
+        cursor.setBlockCharFormat(QTextCharFormat())
     else:
         cursor.insertBlock(block, QTextCharFormat())
+    start = cursor.block().position()
     image = QTextImageFormat()
     image.setName(AVATARS.get(role, AVATARS["assistant"])[1])
     image.setWidth(AVATAR)
@@ -154,6 +159,7 @@ def draw_heading(cursor: QTextCursor, t: Tokens, role: str, index: int, meta: Ca
             cursor.insertText(NEXT, _link(t, f"{CARD_SCHEME}next:{index}"))
         else:
             cursor.insertText(NEXT, _char(t, muted=True))
+    return start
 
 
 def thought_label(seconds: float | None) -> str:
@@ -183,32 +189,17 @@ def draw_reasoning(cursor: QTextCursor, t: Tokens, index: int, meta: CardMeta) -
     cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
 
 
-def tint_blocks(cursor: QTextCursor, start: int, t: Tokens) -> None:
-    """Put the user's message (the blocks after the heading at ``start``) on the
-    bubble's tint, with a pad line above and below (code blocks, which have their own
-    background, keep it)."""
-    doc = cursor.document()
-    heading = doc.findBlock(start)
-    pad = pad_char(BUBBLE_PAD_PT)
-    top = QTextCursor(heading)
-    top.movePosition(QTextCursor.MoveOperation.EndOfBlock)
-    top.insertBlock(QTextBlockFormat(), pad)
-    cursor.movePosition(QTextCursor.MoveOperation.End)
-    cursor.insertBlock(QTextBlockFormat(), pad)
-    block = heading.next()
-    first = True
-    while block.isValid():
-        fmt = block.blockFormat()
-        tinted = QTextBlockFormat()
-        if not first:  # margins are not painted: no white stripes inside the bubble
-            tinted.setTopMargin(0)
-        if not fmt.hasProperty(QTextBlockFormat.Property.BackgroundBrush):
-            tinted.setBackground(QColor(t.surface_alt))
-            tinted.setLeftMargin(fmt.leftMargin() + BUBBLE_MARGIN)
-            tinted.setRightMargin(fmt.rightMargin() + BUBBLE_MARGIN)
-        QTextCursor(block).mergeBlockFormat(tinted)
-        first = False
-        block = block.next()
+def open_bubble(cursor: QTextCursor, t: Tokens) -> QTextFrame:
+    """The user's bubble at ``cursor`` (the document's end): a tinted frame with room
+    around the text; the message is drawn inside it (``MarkdownWriter(frame=...)``).
+    Its first block is empty, for the message to reuse."""
+    fmt = QTextFrameFormat()
+    fmt.setBackground(QColor(t.surface_alt))
+    fmt.setBorder(0)
+    fmt.setPadding(BUBBLE_PADDING)
+    fmt.setTopMargin(SPACE["xs"])
+    fmt.setBottomMargin(CARD_GAP)  # Qt lays the next heading's top margin out as none
+    return cursor.insertFrame(fmt)
 
 
 def plain_text(text: str) -> str:
