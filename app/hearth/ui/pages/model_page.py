@@ -25,8 +25,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -58,6 +56,7 @@ from hearth.ui.pages.download_button import (
     show_state,
 )
 from hearth.ui.pages.fit_confirm import ask_wont_fit
+from hearth.ui.pages.model_panes import SIDE_BY_SIDE_WIDTH, ModelPanes
 from hearth.ui.pages.page_style import StatusLabel, page_layout
 from hearth.ui.pages.quant_table import QuantTable
 from hearth.ui.pages.services import AppServices
@@ -66,8 +65,8 @@ from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
+__all__ = ["SIDE_BY_SIDE_WIDTH", "ModelPage"]  # the breakpoint, for tests and callers
 
-SIDE_BY_SIDE_WIDTH = 1000  # px: a narrower page puts the model card under the table
 FIT_HINT = "Fit and speed are estimates for this computer; hover a chip for the details."
 GATED_NOTE = (
     " This repo is gated: accept its terms on the Hub, and add your token in "
@@ -143,21 +142,7 @@ class ModelPage(QWidget):
         top.addWidget(self.ctx_spin)
         top.addSpacing(SPACE["xs"])
         top.addWidget(self.card_button)
-        left = QWidget(self)
-        self._left_col = QVBoxLayout(left)
-        self._left_col.addWidget(self.table, 1)
-        self._left_col.addStretch(0)
-        right = QWidget(self)
-        self._right_col = QVBoxLayout(right)
-        self._right_col.addWidget(self.model_card)
-        self.split = QSplitter(Qt.Orientation.Horizontal, self)
-        self.split.addWidget(left)
-        self.split.addWidget(right)
-        self._space_panes()
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
-        self.split.setChildrenCollapsible(False)
-        self._split_sized = False
+        self.split = ModelPanes(self.table, self.model_card, self)
         layout = page_layout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
@@ -174,35 +159,8 @@ class ModelPage(QWidget):
     # ------------------------------------------------------------------ layout
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        narrow = self.width() < SIDE_BY_SIDE_WIDTH
-        orientation = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
-        if orientation != self.split.orientation() or not self._split_sized:
-            self.split.setOrientation(orientation)
-            self._space_panes()
-            self._size_split()
+        self.split.follow_width(self.width())
         self._elide_title()
-
-    def _size_split(self) -> None:
-        """Side by side, the files take three fifths (the card reads fine narrower);
-        one above the other, the files take what their rows need, the card the rest."""
-        self._split_sized = self.isVisible()
-        if self.split.orientation() is Qt.Orientation.Horizontal:
-            room = self.split.width()
-            self.split.setSizes([room * 3 // 5, room - room * 3 // 5])
-        else:
-            room = self.split.height()
-            files = min(self.table.maximumHeight() + SPACE["m"], room * 3 // 5)
-            self.split.setSizes([files, room - files])
-
-    def _space_panes(self) -> None:
-        """Room on each side of the splitter's line, whichever way it runs."""
-        gap = SPACE["m"]
-        if self.split.orientation() is Qt.Orientation.Horizontal:
-            self._left_col.setContentsMargins(0, 0, gap, 0)
-            self._right_col.setContentsMargins(gap, 0, 0, 0)
-        else:
-            self._left_col.setContentsMargins(0, 0, 0, gap)
-            self._right_col.setContentsMargins(0, gap, 0, 0)
 
     def _elide_title(self) -> None:
         room = max(0, self.title.width())
@@ -273,7 +231,7 @@ class ModelPage(QWidget):
     def _fill(self, listing: RepoListing) -> None:
         self.table.fill(listing.models, self._clicked)
         self.table.setVisible(bool(listing.models))
-        self._size_split()
+        self.split.share()
         note = GATED_NOTE if listing.gated else ""
         count = plural(len(listing.models), "file")
         self.status.say(f"{count}. {FIT_HINT}{note}", error=bool(note))
