@@ -44,6 +44,7 @@ from hearth.ui.pages.request_log_table import (
     EMPTY_OFF,
     EMPTY_ON,
     LOG_COLUMNS,
+    status_hint,
     status_text,
     tone,
 )
@@ -238,6 +239,7 @@ def test_statuses_and_the_state_chip_meet_aa(
         assert item is not None
         color = item.foreground().color().name()
         assert color == want, (r, item.text())
+        assert item.toolTip() == status_hint(ROWS[r])
         rect = table.visualItemRect(item)
         ratio = contrast_ratio(color, _painted_background(image, rect))
         if ratio < AA:
@@ -330,6 +332,8 @@ def test_status_words_and_tones() -> None:
     )
     assert [tone(r) for r in ROWS[:5]] == ["good", "good", "danger", "danger", "warn"]
     assert tone(_row(1, "GET", "/", 304)) == ""
+    assert "API key" in status_hint(ROWS[2]) and status_hint(ROWS[0]) == ""
+    assert "model name" in status_hint(ROWS[3])
 
 
 def test_hidden_columns_come_back_whole_when_the_window_widens(

@@ -2,9 +2,10 @@
 
 The keys live in the system keyring (``hearth.config.api_keys``), read and written on a
 worker thread because keyring backends can block. This box owns the widgets and the
-keyring calls only; whether the endpoint must relaunch to pick up a change (and the
-LAN rule that needs a key) stays in ``ServerPanel``, which drives ``add_key`` and
-``revoke`` from its own tasks so that awaiting them covers the relaunch too.
+keyring calls only; passing a change on to the running endpoint (and the LAN rule that
+needs a key) stays in ``ServerPanel``, which drives ``add_key`` and ``revoke`` from its
+own tasks so that awaiting them covers that too. With no key yet, the table says what
+keys are for instead of showing an empty grid.
 """
 
 from __future__ import annotations

@@ -67,6 +67,14 @@ MODEL_PX = 170  # "qwen2.5-coder…Q4_K_M": the middle is elided
 REQUEST_MIN_PX = 170  # "POST /v1/chat/completions"
 HIDE_FIRST = ("Cached", "Duration", "TTFT", "tok/s")  # on a narrow table, in this order
 CLIENT_CLOSED = 499
+STATUS_HINTS = {
+    400: "The tool sent something the endpoint could not use; the reply says what.",
+    401: "No API key, or a wrong one: copy a key from API keys into the tool.",
+    403: "Refused: the request came from an address or web page that is not allowed.",
+    404: "Unknown model name or path: copy the config again for the loaded model.",
+    CLIENT_CLOSED: "The client closed the connection before the reply ended (e.g. Stop).",
+    503: "The model was loading or switching; the tool can retry.",
+}
 EMPTY_ON = "No requests yet: paste a config above into your tool, and its requests show up here."
 EMPTY_OFF = "No requests yet: turn the endpoint on, then paste a config above into your tool."
 HEALTH_PATH = "/health"
@@ -113,6 +121,14 @@ def tone(row: dict[str, Any]) -> str:
     if code >= 400:
         return "danger"
     return "good" if 200 <= code < 300 else ""
+
+
+def status_hint(row: dict[str, Any]) -> str:
+    """What a failed status most likely means for the person setting a tool up."""
+    code = row.get("status")
+    if not isinstance(code, int) or code < 400:
+        return ""
+    return STATUS_HINTS.get(code, "The request failed.")
 
 
 def tone_color(t: Tokens, name: str) -> str:
@@ -203,6 +219,9 @@ class RequestLogTable(QTableWidget):
                     item.setText(text)
                 if col == COL_MODEL:
                     item.setToolTip(text)
+                elif col == COL_REQUEST:
+                    client = row.get("client")
+                    item.setToolTip(f"From {client}" if client else "")
             self._color_status(r, row, t)
         self.empty_label.setVisible(not rows)
         self.fit_columns()
@@ -249,14 +268,8 @@ class RequestLogTable(QTableWidget):
         item = self.item(r, COL_STATUS)
         if item is None:
             return
-        name = tone(row)
-        item.setForeground(QBrush(QColor(tone_color(t, name))))
-        item.setToolTip(
-            {
-                "danger": "The request failed.",
-                "warn": "The client closed the connection before the reply ended.",
-            }.get(name, "")
-        )
+        item.setForeground(QBrush(QColor(tone_color(t, tone(row)))))
+        item.setToolTip(status_hint(row))
 
     def column_texts(self, column: str) -> list[str]:
         """The texts shown in ``column``, top (newest) first."""
@@ -282,8 +295,8 @@ class RequestsBox(Section):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(
             "Requests",
-            "Every request other apps send, live: its status, model, tokens and speed. "
-            "Hearth's own checks are left out.",
+            "Every request the endpoint answers, live, this app's chats included: its "
+            "status, model, tokens and speed. Hover a status for what it means.",
             parent,
             icon_kind="requests",
         )

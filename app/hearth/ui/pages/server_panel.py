@@ -1,17 +1,21 @@
 """The Server panel: the local OpenAI-compatible endpoint, its API keys, a request log.
 
+Four cards (``ui/section.py``), laid out by ``server_columns.ServerColumns``: two
+columns on a wide window, stacked on a narrow one. "Endpoint" (``endpoint_box``) opens
+with the on/off switch, a coloured state chip and the address with Copy, as LM Studio's
+Developer page does; "API keys" is ``api_keys_box.ApiKeysBox``; "Ready-to-paste
+configuration" (``snippet_tabs.SnippetsBox``) shows each client's config exactly as
+pasted, with a placeholder for the key, and its Copy buttons put the selected (or
+newest) key in; "Requests" (``request_log_table.RequestsBox``) is the live log, polled
+about once a second while the panel is visible.
+
 The choices go to the Supervisor as ``EndpointOptions``: "on" binds the chosen port
 (every interface with LAN); "off" serves only Hearth itself (the app's own token).
 On loopback clients need no key unless "Require an API key" is ticked; LAN always
-needs one, so LAN and that box both need at least one key. Turning the endpoint off,
-ticking the box and creating or revoking keys apply live (the model stays loaded); a
-new port or LAN relaunches the worker. If the keys cannot be read, the endpoint stays
-off and the status line says why (fail closed). The key list itself is
-``api_keys_box.ApiKeysBox``. Snippets for Claude Code, Continue, the OpenAI SDK,
-curl and others are shown with a placeholder (``snippet_tabs.SnippetTabs``); their
-Copy buttons put the selected (or newest) key in.
-While the panel is visible it polls the worker's request log about once a second
-(every HTTP request with its status; see ``request_log_table``).
+needs one, so LAN and that box both need at least one key. Every change (on/off, port,
+LAN, the key rule, creating or revoking keys) applies live: the model stays loaded and
+the request log goes on (``Supervisor.set_endpoint``). If the keys cannot be read, the
+endpoint stays off and the status line says why (fail closed).
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ def lan_address() -> str:
 class ServerPanel(QWidget):
     """The endpoint switch, its keys, client snippets and the live request log."""
 
-    endpoint_changed = Signal()  # after a relaunch finished (or failed: see status_label)
+    endpoint_changed = Signal()  # after a change was applied (or failed: see status_label)
     keys_changed = Signal()
     log_updated = Signal()
 
@@ -302,7 +306,7 @@ class ServerPanel(QWidget):
         if self.supervisor.process is None:
             self.supervisor.endpoint = opts
         else:
-            try:  # the revoked key stops working now (live; a LAN worker relaunches)
+            try:  # the revoked key stops working now (live)
                 await self.supervisor.set_endpoint(opts)
             except (SupervisorError, ModelLoadError) as exc:
                 self.status_label.setText(f"The endpoint could not change: {exc}")
