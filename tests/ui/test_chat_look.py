@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from hearth.chats import SamplingSettings
@@ -78,6 +79,13 @@ def test_the_open_chat_is_a_visible_row_in_both_themes(
     assert sidebar.rename_button.isVisible()  # a chat is open: its actions show
     row = sidebar.list.visualItemRect(sidebar.list.item(1))
     assert row.height() == ROW_HEIGHT
+    # A right-click offers the row's own actions (the other row, not the open chat).
+    direct = Qt.FindChildOption.FindDirectChildrenOnly
+    before = set(sidebar.findChildren(QMenu, options=direct))
+    sidebar._row_menu(sidebar.list.visualItemRect(sidebar.list.item(0)).center())
+    (menu,) = set(sidebar.findChildren(QMenu, options=direct)) - before
+    assert [a.text() for a in menu.actions() if a.text()] == ["Rename…", "Export", "Delete…"]
+    menu.close()
     for theme in ("light", "dark"):
         apply_theme(theme)
         t = BY_NAME[theme]
