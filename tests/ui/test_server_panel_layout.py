@@ -309,6 +309,11 @@ def test_state_words_and_the_copy_button(qtbot: QtBot, arun, tmp_path: Path, fil
         assert view.toPlainText() == SNIPPETS[kind](panel.endpoint()), kind
     box = panel.endpoint_box
     assert box.state_tone() == "off" and box.url_label.text() == "http://127.0.0.1:8677"
+    assert not box.apply_button.isEnabled()  # nothing typed to apply
+    box.port_spin.setValue(8678)
+    assert box.apply_button.isEnabled()
+    box.port_spin.setValue(8677)
+    assert not box.apply_button.isEnabled()
     box.copy_url_button.click()
     assert QGuiApplication.clipboard().text() == "http://127.0.0.1:8677"
     assert box.copy_url_button.text() == "Copied"

@@ -115,6 +115,7 @@ class ServerPanel(QWidget):
         self.lan_check, self.require_key_check = box.lan_check, box.require_key_check
         self.apply_button, self.status_label = box.apply_button, box.status_label
         self.apply_button.clicked.connect(self.apply_endpoint)
+        self.port_spin.valueChanged.connect(lambda _port: self._port_edited())
         self.enabled_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.lan_check.toggled.connect(lambda _on: self.apply_endpoint())
         self.require_key_check.toggled.connect(lambda _on: self.apply_endpoint())
@@ -178,7 +179,13 @@ class ServerPanel(QWidget):
         applying = self._apply_task is not None and not self._apply_task.done()
         self.endpoint_box.show_state(state, url, message=not applying)
         self.log_table.set_endpoint_on(state.tone == "on")
+        self._port_edited()
         self._refresh_snippets()
+
+    def _port_edited(self) -> None:
+        """Apply is there for a typed port: enabled only while it differs from the one
+        in use (the switches apply at once)."""
+        self.apply_button.setEnabled(self.port_spin.value() != self.supervisor.endpoint.port)
 
     def _refresh_snippets(self) -> None:
         self.snippet_tabs.show_endpoint(
