@@ -297,9 +297,12 @@ class CardHover(QObject):
         if card is None or streaming:
             self.actions.hide()
             return None
-        doc = self.transcript.document()
-        rect = doc.documentLayout().blockBoundingRect(doc.findBlock(card.start))
-        # Level with the heading line (under the card's top margin), at the column's edge.
-        top = int(rect.top()) - self.transcript.verticalScrollBar().value() + CARD_GAP - 4
+        # Level with the heading's line (where its text really is: a heading after a
+        # frame gets no top margin), at the column's right edge.
+        heading = QTextCursor(self.transcript.document())
+        heading.setPosition(card.start)
+        line = self.transcript.cursorRect(heading)
+        self.actions.adjustSize()
+        top = line.center().y() - self.actions.height() // 2
         self.actions.show_for(card, top, self.transcript.viewport().width() - 4)
         return card
