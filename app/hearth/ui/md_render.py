@@ -94,6 +94,8 @@ class _Formats:
         # shade reaches its text's edge, with no room around it.
         self.quote = QTextBlockFormat()
         self.quote.setLeftMargin(QUOTE_INSET)
+        self.sliver = QTextCharFormat()  # an empty block in this font is ~2 px tall
+        self.sliver.setFontPointSize(1)
         self.code_char = QTextCharFormat()
         self.code_char.setFont(mono)
         self.code_char.setForeground(QColor(t.code_text))  # unhighlighted tokens too
@@ -210,6 +212,13 @@ class MarkdownWriter:
         self._remove_tail(cursor)
         for event in events:
             self._draw(cursor, event)
+        if self._frame is not None and self._reuse:
+            # The message (in a bubble) ends with a code block: the empty block Qt keeps
+            # after that frame stays inside the bubble; made a sliver, not a blank line.
+            cursor.setPosition(self._end())
+            if cursor.block().length() == 1:
+                cursor.setBlockFormat(QTextBlockFormat())
+                cursor.setBlockCharFormat(self._f.sliver)
         cursor.endEditBlock()
         self.finished = True
 
