@@ -8,7 +8,9 @@ code block) is removed and redrawn. The cost of a frame is therefore bounded by 
 size of the tail, not by the length of the reply.
 
 Code blocks are drawn line by line with the theme's syntax colours (``style.tokens``)
-on a shaded background, under a header with the language and a "Copy" link (``copy:N``).
+in a shaded, padded frame, under a header with the language and a "Copy" link
+(``copy:N``). While a block is open, drawing goes on at the end of its frame; after it,
+the empty block Qt keeps after a frame takes what comes next.
 """
 
 from __future__ import annotations

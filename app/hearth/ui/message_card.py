@@ -2,8 +2,10 @@
 reasoning folded above a reply, and the actions shown on hover.
 
 The transcript stays one ``QTextBrowser`` (streaming draws only the new tail, see
-``md_render``), so a card is a run of blocks: a heading line (who wrote it: "You",
-or the model's name; the "< 2/3 >" variant switcher), then the message. ``CardIndex``
+``md_render``), so a card is a run of blocks: a heading line (an icon and who wrote
+it: "You", or the model's name; the "< 2/3 >" variant switcher), then the message; the
+user's message sits in a tinted frame (a frame's padding is shaded, a block's margins
+are not). ``CardIndex``
 remembers where each card starts, so a mouse position maps to a message, and
 ``MessageActions`` (Copy, Edit, Regenerate, Delete) floats over the hovered card.
 """
