@@ -15,9 +15,10 @@ from pytestqt.qtbot import QtBot
 from fake_hub import FakeFile, FakeHub
 from hearth.hardware import SystemMemory
 from hearth.hardware.probe import RAM_RESERVE_BYTES
+from hearth.ui.fit_chip import ChipLevel
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.discover import DiscoverPage
-from hearth.ui.pages.library import LibraryPage
+from hearth.ui.pages.library import COLUMNS, LibraryPage
 from hearth.ui.pages.page_style import StatusLabel
 from hearth.ui.pages.quant_table import COL_ACTION, COL_FIT
 from hearth.ui.pages.services import AppServices
@@ -162,3 +163,41 @@ def test_an_error_line_takes_the_danger_colour_of_each_theme(
     assert DARK.text_muted in label.styleSheet()
     label.say("")
     assert label.isHidden()  # nothing to say takes no room
+
+
+def test_a_broken_file_says_its_problem_in_red_and_cannot_load(
+    qtbot: QtBot, arun, tmp_path: Path, tiny_model_q8: Path
+) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "broken-Q4_K_M.gguf").write_bytes(b"not a gguf file at all" * 10)
+    page = LibraryPage(AppServices(system=MACHINE), TaskSet(), discover=list,
+                       speed=MachineSpeed(ram_bps=40e9))  # fmt: skip
+    qtbot.addWidget(page)
+    page.resize(1800, 600)  # room for the Problem column beside the name
+    page.show()
+
+    async def scenario() -> None:
+        await page.add_folder(folder)
+        await page.import_file(tiny_model_q8)
+        await arun.wait_until(lambda: len(page.models) == 2, 20, "two rows")
+
+    apply_theme("light")
+    arun(scenario())
+    row = next(i for i, m in enumerate(page.models) if m.error)
+    problem = page.table.item(row, COLUMNS.index("Problem"))
+    assert problem is not None and problem.text() == page.models[row].error
+    assert not page.table.isColumnHidden(COLUMNS.index("Problem"))
+    assert problem.foreground().color().name() == LIGHT.danger
+    last = page.table.columnCount() - 1
+    load = page.table.cellWidget(row, last).findChild(QPushButton)
+    assert load is not None and not load.isEnabled() and load.toolTip() == problem.text()
+    qtbot.waitUntil(lambda: page.table.horizontalScrollBar().maximum() == 0)  # elided, not wide
+    chip = page.fit_chip(row)
+    assert chip is not None and chip.level is ChipLevel.BAD and chip.toolTip() == problem.text()
+    apply_theme("dark")
+    qtbot.waitUntil(lambda: problem.foreground().color().name() == DARK.danger)
+    page.resize(1300, 500)  # less room: the red chip and Load's tooltip say it
+    qtbot.waitUntil(lambda: page.table.isColumnHidden(COLUMNS.index("Problem")))
+    assert page.table.columnWidth(0) >= 240  # the name keeps its room
+    assert "1 can't load" in page.status.text()

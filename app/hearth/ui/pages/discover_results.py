@@ -59,7 +59,7 @@ class ResultRow(QWidget):
             label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         words = QVBoxLayout()
         words.setContentsMargins(0, 0, 0, 0)
-        words.setSpacing(2)
+        words.setSpacing(SPACE["xs"])
         words.addWidget(self.name_label)
         words.addWidget(self.meta_label)
         row = QHBoxLayout(self)

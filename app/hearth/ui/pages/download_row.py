@@ -99,7 +99,7 @@ class DownloadRow(QFrame):
         self.cancel_button = button("Cancel", f"Cancel {name}", lambda: page.cancel(did))
         words = QVBoxLayout()
         words.setContentsMargins(0, 0, 0, 0)
-        words.setSpacing(2)
+        words.setSpacing(SPACE["xs"])
         words.addWidget(self.name_label)
         words.addWidget(self.repo_label)
         top = QHBoxLayout()

@@ -6,8 +6,9 @@ per-row Load / Open folder / Delete. Load opens the Load dialog (``load_requeste
 the main window shows it). Each model has chips for what its header says it can do
 (tools, reasoning, fill-in-middle, embedding) and a fit chip for this machine at a 4K
 context, with its estimated speed (``ui.fit_chip``). How a row looks is
-``library_rows.py``; the "Found on this disk" section (other apps' GGUFs, to import)
-is ``library_found.py``; quantizing is ``quantize_panel.py``.
+``library_rows.py``, the table drawing the rows ``library_table.py``; the "Found on
+this disk" section (other apps' GGUFs, to import) is ``library_found.py``; quantizing
+is ``quantize_panel.py``.
 """
 
 from __future__ import annotations
@@ -21,43 +22,27 @@ from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QHeaderView, QMessageBox, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from hearth.core.errors import HearthError
 from hearth.core.units import format_bytes
-from hearth.hardware.speed import active_fraction
 from hearth.library import DiscoveredModel, Library, LocalModel, ModelSource, discover_all
 from hearth.library.capabilities import Capability
 from hearth.library.quantize_job import JobState, QuantizeJob
 from hearth.ui.empty_state import CardSpec, EmptyState
-from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
+from hearth.ui.fit_chip import FitChip
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.common import button, button_cell, plural
 from hearth.ui.pages.library_found import FoundPanel
 from hearth.ui.pages.library_rows import (
-    COL_CAPS,
-    COL_FIT,
-    COL_PROBLEM,
     COLUMNS,
     NARROW_BELOW,
-    NARROW_HIDDEN,
     CapabilityChips,
     capabilities_of,
     estimates,
-    make_table,
-    name_tooltip,
-    row_chips,
-    row_texts,
 )
-from hearth.ui.pages.page_style import (
-    IconButton,
-    PageHeader,
-    fit_height_to_rows,
-    page_layout,
-    size_widget_column,
-    style_table,
-)
-from hearth.ui.pages.quant_table import size_chip_column
+from hearth.ui.pages.library_table import LibraryTable
+from hearth.ui.pages.page_style import IconButton, PageHeader, page_layout
 from hearth.ui.pages.quantize_panel import QuantizePanel, output_path
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.tokens import SPACE
@@ -65,7 +50,6 @@ from hearth.ui.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 __all__ = ["COLUMNS", "LibraryPage"]
-COL_ACTIONS = len(COLUMNS) - 1
 
 
 def _message(exc: BaseException) -> str:
@@ -115,10 +99,7 @@ class LibraryPage(QWidget):
             self.header.add_action(btn)
         self.status = self.header.subtitle  # the count, or what just happened
         self.status.setAccessibleName("Library status")
-        self.table = make_table(COLUMNS, "Library models", self)
-        style_table(self.table)
-        for col in (COL_CAPS, COL_FIT, COL_ACTIONS):
-            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+        self.table = LibraryTable(self)
         self.empty_state = EmptyState(
             "libraryEmptyState",
             "Your library is empty",
@@ -184,33 +165,19 @@ class LibraryPage(QWidget):
             self.status.say(f"Could not list the library: {_message(exc)}", error=True)
             return
         self.models = models
-        self._fill(models, capabilities)
+        self.table.fill(models, capabilities, self._actions)
         problem = self.services.library.index_problem()
         size = format_bytes(sum(m.size_bytes for m in models))
         count = f"{plural(len(models), 'model')} · {size} on disk"
+        broken = sum(1 for m in models if m.error)
+        if broken:
+            count += f" · {broken} can't load (hover the red chip for why)"
         self.status.say(problem or (count if models else "No models yet."), error=bool(problem))
         empty = not models and not problem
         self.empty_state.setVisible(empty)
         self.table.setVisible(not empty)
         self.quantize.setVisible(not empty)
         await self._judge(models)  # the fit chips, last: the table is usable meanwhile
-
-    def _fill(self, models: list[LocalModel], capabilities: list[tuple[Capability, ...]]) -> None:
-        self.table.setRowCount(len(models))
-        for row, model in enumerate(models):
-            texts = row_texts(model)
-            for col, text in enumerate(texts):
-                item = QTableWidgetItem(text)
-                item.setToolTip(name_tooltip(model, texts) if col == 0 else text)
-                self.table.setItem(row, col, item)
-            self.table.setCellWidget(row, COL_CAPS, CapabilityChips(capabilities[row]))
-            self.table.setCellWidget(row, COL_FIT, chip_cell(0))  # the item padding insets it
-            self.table.setCellWidget(row, COL_ACTIONS, self._actions(model))
-        self.table.setColumnHidden(COL_PROBLEM, not any(m.error for m in models))
-        for col in (COL_CAPS, COL_ACTIONS):
-            size_widget_column(self.table, col)
-        size_chip_column(self.table, COL_FIT)
-        fit_height_to_rows(self.table)
 
     def _actions(self, model: LocalModel) -> QWidget:
         """Load (the row's main action, first), then its folder and Delete as icons."""
@@ -237,23 +204,13 @@ class LibraryPage(QWidget):
             return
         if models is not self.models:
             return  # a newer refresh replaced the table
-        for row, model in enumerate(models):
-            chip = self.fit_chip(row)
-            est = fits[row]
-            if chip is None:
-                continue
-            if est is None or model.metadata is None:
-                chip.set_unknown("Unknown")
-            else:
-                chip.set_chip(chip_for_estimate(est, bandwidth, active_fraction(model.metadata)))
-        size_chip_column(self.table, COL_FIT)  # the chips' words, never cut
-        fit_height_to_rows(self.table)
+        self.table.show_fit(fits, bandwidth)
 
     def fit_chip(self, row: int) -> FitChip | None:
-        return cell_chip(self.table.cellWidget(row, COL_FIT))
+        return self.table.fit_chip(row)
 
     def capability_chips(self, row: int) -> CapabilityChips | None:
-        return row_chips(self.table, row)
+        return self.table.capability_chips(row)
 
     def scan_disk(self) -> asyncio.Task[None]:
         """Look for GGUFs of other apps (LM Studio, Ollama, HF cache...) in a thread."""
@@ -269,10 +226,7 @@ class LibraryPage(QWidget):
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        narrow = self.width() < NARROW_BELOW
-        for col in NARROW_HIDDEN:
-            self.table.setColumnHidden(col, narrow)
-        fit_height_to_rows(self.table)  # a horizontal scroll bar may have come or gone
+        self.table.show_columns(self.width() < NARROW_BELOW)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

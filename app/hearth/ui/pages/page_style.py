@@ -238,7 +238,7 @@ class PageHeader(QWidget):
         self.subtitle = StatusLabel(self)
         words = QVBoxLayout()
         words.setContentsMargins(0, 0, 0, 0)
-        words.setSpacing(2)
+        words.setSpacing(SPACE["xs"])
         words.addWidget(self.title)
         words.addWidget(self.subtitle)
         self.actions_row = QHBoxLayout()
