@@ -90,6 +90,13 @@ def test_quant_table_rows_whole_and_nothing_cut(qtbot: QtBot, arun, hub: FakeHub
                 chip = mp.table.chip(row)
                 assert chip is not None
                 assert chip.width() >= chip.sizeHint().width(), chip.text()
+            starred = [
+                mp.table.models[r].quant
+                for r in range(mp.table.rowCount())
+                if mp.table.item(r, 0).toolTip() == "The best fit for this computer"  # type: ignore[union-attr]
+            ]
+            assert starred == ["Q8_0"]  # the largest that fits, as hearth pull suggests
+            assert mp.status.text().startswith("Q8_0 is the best fit here")
             assert mp.table.columnWidth(COL_FIT) >= max(
                 c.sizeHint().width() for r in range(2) if (c := mp.table.chip(r))
             )

@@ -6,7 +6,8 @@ download: "Download", "Downloading 34%", "Retry" after a failure, and "Load" onc
 verified file is on disk (Load opens the Load dialog through ``load_requested``). A
 row that won't fit asks before downloading. The fit check reads one file's header
 with a ranged GET (``remote_metadata``) and scales it to every row
-(``rank_quantizations``); the README is shown beside the table (``ui.model_card``).
+(``rank_quantizations``); the row ``suggest_quantization`` picks, as ``hearth pull``
+does, is marked as the best fit here. The README is shown beside the table (``ui.model_card``).
 Hub calls run on worker threads.
 """
 
@@ -35,6 +36,7 @@ from hearth.hardware.fit import (
     FitVerdict,
     QuantCandidate,
     rank_quantizations,
+    suggest_quantization,
 )
 from hearth.hardware.speed import active_fraction
 from hearth.hub import DownloadEvent, DownloadState, GgufModel, RepoListing, list_repo_gguf
@@ -104,6 +106,7 @@ class ModelPage(QWidget):
         self.repo_id = ""
         self.listing: RepoListing | None = None
         self.estimates: dict[str, FitEstimate] = {}
+        self.suggested: str | None = None  # the model name the fit check suggests
         self._events: dict[str, DownloadEvent] = {}  # file path in the repo -> latest
         self._downloading: str | None = None  # label named in the status line
         self._warn = ""  # "it won't fit" note of that download
@@ -268,9 +271,19 @@ class ModelPage(QWidget):
             for m in listing.models
             if m.total_size
         ]
-        ranked = await in_thread(rank_quantizations, meta, candidates, plan, system)
+        best = await in_thread(suggest_quantization, meta, candidates, plan, system)
+        ranked = best.ranked if best is not None else await in_thread(
+            rank_quantizations, meta, candidates, plan, system
+        )  # fmt: skip
         self.estimates = {c.name or c.label: est for c, est in ranked}
         self.table.show_fit(self.estimates, bandwidth, active_fraction(meta))
+        self.suggested = best.candidate.name if best is not None else None
+        self.table.mark_suggested(self.suggested)
+        if best is not None and self._downloading is None:
+            gpu = best.estimate.verdict is FitVerdict.FULL_GPU
+            why = "runs fully on the GPU" if gpu else "fits in this computer's memory"
+            self.status.say(f"{best.candidate.label} is the best fit here: the largest file "
+                            f"that {why}, starred. {FIT_HINT}")  # fmt: skip
 
     def fit_texts(self) -> list[str]:
         """The verdict of each row ("full GPU offload", "won't fit"...; "" unknown)."""

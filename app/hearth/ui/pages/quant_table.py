@@ -11,8 +11,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -28,7 +28,15 @@ from hearth.hardware.speed import Bandwidth
 from hearth.hub import GgufModel
 from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.pages.common import button, button_cell
-from hearth.ui.pages.page_style import fit_height_to_rows, size_widget_column, style_table
+from hearth.ui.pages.page_style import (
+    ThemeHook,
+    app_tokens,
+    fit_height_to_rows,
+    size_widget_column,
+    style_table,
+)
+from hearth.ui.style.icons import icon
+from hearth.ui.style.tokens import Tokens
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +66,8 @@ class QuantTable(QTableWidget):
         super().__init__(0, 5, parent)
         self.models: list[GgufModel] = []
         self.buttons: dict[str, QPushButton] = {}
+        self.suggested: str | None = None
+        self._star_hook = ThemeHook(self, self._star)
         self.setHorizontalHeaderLabels(["File", "Quant", "Size", "Fit here", ""])
         self.setAccessibleName("Quantizations")
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -81,7 +91,26 @@ class QuantTable(QTableWidget):
         super().resizeEvent(event)
         fit_height_to_rows(self)  # a horizontal scroll bar may have come or gone
 
+    def mark_suggested(self, name: str | None) -> None:
+        """A star on the file of the suggested model (``None``: no row fits)."""
+        self.suggested = name
+        self._star(app_tokens())
+
+    def _star(self, t: Tokens) -> None:
+        star = icon("recommended", t, color=t.good)
+        blank = QPixmap(self.iconSize() if self.iconSize().isValid() else QSize(16, 16))
+        blank.fill(Qt.GlobalColor.transparent)
+        none = QIcon(blank) if self.suggested else QIcon()  # the names stay lined up
+        for row, model in enumerate(self.models):
+            item = self.item(row, COL_FILE)
+            if item is None:
+                continue
+            chosen = model.name == self.suggested
+            item.setIcon(star if chosen else none)
+            item.setToolTip("The best fit for this computer" if chosen else item.text())
+
     def reset(self) -> None:
+        self.suggested = None
         self.models, self.buttons = [], {}
         self.setRowCount(0)
         fit_height_to_rows(self)
