@@ -37,8 +37,11 @@ def test_one_row_toggles_on_chat_only_and_icons_when_narrow(
     assert bar.main.geometry().center().y() == window.model_bar.geometry().center().y()
     at_chat = picker.mapTo(window, picker.rect().topLeft())
 
+    assert bar.divider.isVisible()  # the actions and the Chat page's toggles: two groups
+    assert bar.main.geometry().right() < bar.divider.x() < bar.chat.geometry().left()
     window.show_page("Discover")
     qtbot.waitUntil(lambda: not bar.chat.isVisible())
+    assert not bar.divider.isVisible()
     qtbot.wait(50)  # a layout pass, had the picker been going to move
     assert picker.mapTo(window, picker.rect().topLeft()) == at_chat
     window.show_page("Chat")
