@@ -14,7 +14,7 @@ import asyncio
 import logging
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QIcon, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,8 +33,9 @@ from hearth.ui.pages.common import button, plural
 from hearth.ui.pages.discover_picks import PicksView
 from hearth.ui.pages.discover_results import ResultsList
 from hearth.ui.pages.model_page import ModelPage
-from hearth.ui.pages.page_style import PageHeader, StatusLabel, page_layout
+from hearth.ui.pages.page_style import PageHeader, StatusLabel, ThemeHook, page_layout
 from hearth.ui.pages.services import AppServices
+from hearth.ui.style.icons import icon
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 
@@ -86,6 +87,13 @@ class DiscoverPage(QWidget):
         self.search_box.setAccessibleName("Search models")
         self.search_box.setClearButtonEnabled(True)
         self.search_box.returnPressed.connect(self.search)
+        self._search_icon = self.search_box.addAction(
+            QIcon(), QLineEdit.ActionPosition.LeadingPosition
+        )
+        self._search_hook = ThemeHook(
+            self.search_box,
+            lambda t: self._search_icon.setIcon(icon("search", t, color=t.text_muted)),
+        )
         self.sort_combo = QComboBox(self)
         self.sort_combo.setAccessibleName("Sort results")
         for label, key in SORTS:

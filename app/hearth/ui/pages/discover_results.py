@@ -63,7 +63,7 @@ class ResultRow(QWidget):
         words.addWidget(self.name_label)
         words.addWidget(self.meta_label)
         row = QHBoxLayout(self)
-        row.setContentsMargins(SPACE["l"], SPACE["s"], SPACE["l"], SPACE["s"])
+        row.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
         row.setSpacing(SPACE["m"])
         row.addLayout(words, 1)
         row.addWidget(self.chevron)
