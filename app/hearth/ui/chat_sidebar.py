@@ -173,6 +173,7 @@ class ChatSidebar(QWidget):
             return
         target = (int(item.data(ID_ROLE)), item.text().partition("\n")[0])
         menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one per right-click
         menu.addAction("Rename…", lambda: self._ask_rename(target))
         export = menu.addMenu("Export")
         export.addAction("As Markdown…", lambda: self._choose_export("md", target))
