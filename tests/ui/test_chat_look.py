@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QColor, QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QApplication, QMenu, QToolTip
 from pytestqt.qtbot import QtBot
 
 from hearth.chats import SamplingSettings
@@ -24,6 +24,7 @@ from hearth.ui.chat_view import ChatView
 from hearth.ui.main_window import MainWindow
 from hearth.ui.md_render import MarkdownWriter, prepare_document
 from hearth.ui.message_card import CardMeta
+from hearth.ui.pages.copy_feedback import COPIED
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
 
@@ -239,3 +240,18 @@ def test_an_empty_chat_greets_instead_of_a_blank_page(qtbot: QtBot) -> None:
     assert not view.showing_empty_state and band_has_text()  # "Ask anything"
     view.add_user_turn("Hello", 0)
     assert not band_has_text()  # the greeting goes with the first message
+
+
+def test_copy_says_copied_where_it_was_clicked(qtbot: QtBot) -> None:
+    view = ChatView()
+    qtbot.addWidget(view)
+    view.resize(800, 500)
+    view.set_can_send(True)
+    view.show()
+    qtbot.waitExposed(view)
+    view.add_assistant_message("```py\nx = 1\n```", index=0, meta=CardMeta("tiny"))
+    view.transcript.anchorClicked.emit(QUrl("copy:0"))  # the code block's Copy link
+    assert QGuiApplication.clipboard().text() == "x = 1"
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and QToolTip.text() == COPIED)
+    QToolTip.hideText()
+    QGuiApplication.clipboard().clear()

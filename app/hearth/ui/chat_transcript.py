@@ -16,6 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
+    QCursor,
     QDesktopServices,
     QFont,
     QGuiApplication,
@@ -26,7 +27,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextFrame,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from hearth.ui.md_render import (
     COPY_SCHEME,
@@ -47,6 +48,7 @@ from hearth.ui.message_card import (
     draw_reasoning,
     open_bubble,
 )
+from hearth.ui.pages.copy_feedback import COPIED, COPIED_MS
 from hearth.ui.style.tokens import TYPE, Tokens
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,12 @@ GREETING_HINT = (
     "The model named at the top answers; Ctrl+L picks another. "
     "Chat settings hold the system prompt and sampling."
 )
+
+
+def show_copied(near: QWidget) -> None:
+    """ "Copied" where the click was, for a moment: a Copy link or icon has no text of
+    its own to change (see ``pages.copy_feedback`` for buttons)."""
+    QToolTip.showText(QCursor.pos(), COPIED, near, QRect(), COPIED_MS)
 
 
 class ChatTranscript(QTextBrowser):
@@ -296,6 +304,7 @@ class ChatTranscript(QTextBrowser):
         href = url.toString()
         if href.startswith(COPY_SCHEME):
             self.copy_code(int(href[len(COPY_SCHEME) :]))
+            show_copied(self.viewport())
         elif href.startswith(FOLD_SCHEME):
             self.fold_code(int(href[len(FOLD_SCHEME) :]))
         elif href.startswith(CARD_SCHEME):

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.ui.chat_composer import ChatComposer
-from hearth.ui.chat_transcript import ChatTranscript
+from hearth.ui.chat_transcript import ChatTranscript, show_copied
 from hearth.ui.empty_state import chat_empty_state
 from hearth.ui.md_render import MarkdownWriter
 from hearth.ui.message_card import Card, CardMeta
@@ -298,6 +298,8 @@ class ChatView(QWidget):
     def _card_action(self, kind: str, index: int) -> None:
         if kind == "edit":
             self.edit_requested.emit(index)
+        elif kind == "copy":
+            show_copied(self.card_actions)
         self.message_action.emit(kind, index)
 
     def hover(self, pos: QPoint) -> Card | None:
