@@ -150,7 +150,7 @@ class PicksView(QWidget):
 
         self.grid_host = QWidget(self)
         self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setContentsMargins(0, 0, SPACE["s"], 0)  # clear of the scroll bar
         self.grid.setSpacing(SPACE["m"])
         self.scroll_area = QScrollArea(self)
         self.scroll_area.setWidgetResizable(True)
