@@ -54,7 +54,7 @@ class QuantizePanel(QWidget):
         self.status.setAccessibleName("Quantize status")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Quantize to:", self))
+        row.addWidget(QLabel("Quantize the selected model to:", self))
         row.addWidget(self.type_combo)
         row.addWidget(self.start_button)
         row.addWidget(self.bar)
