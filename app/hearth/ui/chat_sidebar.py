@@ -164,6 +164,7 @@ class ChatSidebar(QWidget):
         self.new_button.setIcon(icon("new_chat", t))
         self.rename_button.setIcon(icon("edit", t, color=t.text_muted))
         self.delete_button.setIcon(icon("delete", t, color=t.text_muted))
+        self.export_button.setIcon(icon("export", t, color=t.text_muted))
         self._search_icon.setIcon(icon("search", t, color=t.text_muted))
 
     def _row_menu(self, pos: QPoint) -> None:

@@ -309,6 +309,8 @@ class ModelBar(QWidget):
     def set_tokens(self, t: Tokens) -> None:
         self.picker_button.setIcon(icon("model", t))
         self.eject_button.setIcon(icon("eject", t))
+        # The two share one line: Eject as tall as the picker, whatever the theme's padding.
+        self.eject_button.setFixedHeight(self.picker_button.sizeHint().height())
 
     def set_memory(self, text: str) -> None:
         self._memory = text

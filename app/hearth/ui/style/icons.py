@@ -37,6 +37,7 @@ NAMES = {
     "copy": "mdi6.content-copy",
     "edit": "mdi6.pencil-outline",
     "delete": "mdi6.delete-outline",
+    "export": "mdi6.export-variant",
     "model": "mdi6.cube-outline",
     "folders": "mdi6.folder-multiple-outline",
     "data_folders": "mdi6.folder-cog-outline",
