@@ -247,14 +247,15 @@ def report(args: argparse.Namespace, all_cases: list[Case]) -> tuple[str, bool]:
     by = {c.name: c for c in all_cases}
     lines = [f"Machine: {machine()}", f"threads {args.threads}, {args.max_tokens} tokens, "
              f"{args.rounds} rounds, noise {args.noise}", "",
-             "| server | workload | tok/s (median) | acceptance |",
-             "|---|---|---|---|"]  # fmt: skip
+             "| server | workload | tok/s (median) | per round | acceptance |",
+             "|---|---|---|---|---|"]  # fmt: skip
     for case in all_cases:
         for key, values in case.tps.items():
             acc = case.acceptance.get(key)
             shown = "-" if acc is None else f"{acc:.2f}"
             tps = statistics.median(values)
-            lines.append(f"| {case.name} | {key} | {tps:.1f} | {shown} |")
+            rounds = " ".join(f"{v:.0f}" for v in values)
+            lines.append(f"| {case.name} | {key} | {tps:.1f} | {rounds} | {shown} |")
     lines += ["", "| ratio (median of per-round ratios) | value | target |", "|---|---|---|"]
     ratios: dict[str, float] = {}
     for label, name, workload, target in CHECKS:

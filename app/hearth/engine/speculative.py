@@ -62,11 +62,13 @@ PROBE_FIRST = 64  # steps without drafting before a slot probes with a 1-token d
 PROBE_MAX = 512  # the probe interval doubles after each failed probe, up to this
 PROBE_LENGTH = 1  # on a CPU even a 2-token step costs about 3 one-token steps
 DECAY = 0.9  # per verification: recent acceptance counts most
-NGRAM_PRIOR_P = 0.5  # an n-gram slot's hit rate before its output says otherwise
+NGRAM_PRIOR_P = 0.2  # an n-gram slot's hit rate before its output says otherwise
 NGRAM_PRIOR_WEIGHT = 2.0  # in scored tokens
 NGRAM_DECAY = 0.95  # per scored token: about the last twenty count
 IDLE_DECAY = 0.98  # per step without drafting: the way back to trying again
 DEFAULT_TOKEN_COST = 0.1  # one more token in a decode, as a share of a 1-token decode
+SPIKE = 4.0  # a size's only sample, this many times its neighbours' estimate: a fluke
+SLOWEST = 2.0  # a slower sample counts as at most this many times the estimate
 # The draft model stops drafting when less sure than this. Off: the per-slot rule above
 # already stops a slot whose drafts fail, and synthetic models are never sure.
 DRAFT_P_MIN = 0.0
@@ -98,11 +100,22 @@ class StepCost:
     """How long a decode of ``n`` tokens takes, learned per batch size from decode-only
     steps (an average that follows recent steps).
 
-    A straight line does not fit: on the dev CPU a 2-token step took 2.8 times a 1-token
-    step and a 17-token step 7 times (a different matmul path for batches), so the rule
-    must know each size. Sizes not seen yet are interpolated between the nearest seen
-    ones, or assumed to cost ``DEFAULT_TOKEN_COST`` of a 1-token step per extra token:
-    optimistic, so they get tried once and then measured.
+    A straight line does not fit: on the dev CPU a 2-token step took 3.4 times a 1-token
+    step and a 17-token step 6.6 times (a different matmul path for batches), so the
+    rule must know each size. Sizes not seen yet are interpolated between the nearest
+    seen ones; above them, each extra token is assumed to cost ``DEFAULT_TOKEN_COST`` of
+    a 1-token step: optimistic, so they get tried and then measured. Below them, a
+    decode costs its share of the smallest one measured: never more, which would make
+    drafting look better than it is.
+
+    Another process taking the core only ever slows a step down (on the busy 2-core
+    dev machine the test models' 1.5 ms steps were measured at 77 ms now and then, and
+    3 ms ones at 660 ms with two threads). So a quicker sample replaces the estimate
+    while a slower one moves it a little (as if at most ``SLOWEST`` times it), and a
+    size measured only once, at over ``SPIKE`` times what its neighbours say, counts as
+    they say until measured again: one slow moment must not rule a draft length out
+    until the size is forgotten. (Real structure stays below that: on the dev CPU a
+    2-token step costs 3.1 times the estimate from a 1-token one.)
     """
 
     def __init__(self, weight: float = 0.2, max_age: int = 256) -> None:
@@ -111,24 +124,48 @@ class StepCost:
         self._step = 0
         self._seconds: dict[int, float] = {}
         self._seen: dict[int, int] = {}
+        self._samples: dict[int, int] = {}
 
     def record(self, n_tokens: int, seconds: float) -> None:
         old = self._seconds.get(n_tokens)
         w = self._weight
-        self._seconds[n_tokens] = seconds if old is None else old * (1 - w) + seconds * w
+        if old is None or seconds < old:
+            self._seconds[n_tokens] = seconds
+        else:
+            self._seconds[n_tokens] = old * (1 - w) + min(seconds, SLOWEST * old) * w
+        self._samples[n_tokens] = self._samples.get(n_tokens, 0) + 1
         self._step += 1
         self._seen[n_tokens] = self._step
-        stale = [n for n, at in self._seen.items() if self._step - at > self._max_age]
+        smallest = min(self._seconds)  # the plain step, which a slot that drafts every
+        stale = [  # step never measures again: kept, as drafting is judged against it
+            n for n, at in self._seen.items() if self._step - at > self._max_age and n != smallest
+        ]
         for n in stale:  # forgotten here, so that reading stays a lookup
-            del self._seconds[n], self._seen[n]
+            del self._seconds[n], self._seen[n], self._samples[n]
+
+    def plain(self, n_tokens: int) -> float | None:
+        """The time of a step of ``n_tokens`` without drafts, which drafting must beat:
+        never more than any larger decode measured, since overrating it (a busy moment
+        that a slot drafting every step never measures again) makes every draft look
+        worthwhile."""
+        own = self.seconds(n_tokens)
+        larger = [t for n, t in self._seconds.items() if n > n_tokens]
+        return min([own, *larger]) if own is not None else None
 
     def seconds(self, n_tokens: int) -> float | None:
-        """The expected time of an ``n_tokens`` decode; None before any measurement.
+        """The expected time of an ``n_tokens`` decode; None before any measurement."""
+        known = self._seconds.get(n_tokens)
+        if known is None:
+            return self._estimate(n_tokens, self._seconds)
+        if self._samples[n_tokens] > 1 or n_tokens == min(self._seconds):
+            return known  # (the plain step is capped by plain() instead)
+        others = {n: t for n, t in self._seconds.items() if n != n_tokens}
+        guess = self._estimate(n_tokens, others)
+        return guess if guess is not None and known > SPIKE * guess else known
 
-        A size measured once on a busy moment must not rule drafting out for good, and
-        a size the rule avoids is never measured again: so old sizes are forgotten and
-        tried afresh."""
-        known = self._seconds
+    @staticmethod
+    def _estimate(n_tokens: int, known: dict[int, float]) -> float | None:
+        """``n_tokens`` from the sizes in ``known`` (see the class docstring)."""
         if not known:
             return None
         if n_tokens in known:
@@ -141,7 +178,9 @@ class StepCost:
             return known[lo] + (known[hi] - known[lo]) * share
         base = min(known)
         per_token = known[base] / base
-        edge = max(below) if below else base
+        if not below:
+            return per_token * n_tokens
+        edge = max(below)
         return known[edge] + per_token * DEFAULT_TOKEN_COST * (n_tokens - edge)
 
 
@@ -280,9 +319,9 @@ class Speculator:
 
     def _length(self, p: float, n_tokens: int, others: int) -> int:
         one = self._cost.seconds(1)
-        if one is None:  # nothing measured yet: a short first try
-            return self._draft_min
-        base = self._cost.seconds(n_tokens) or one
+        if one is None:  # nothing measured yet: a plain step first, measuring what a
+            return 0  # draft has to beat (a 1-token draft would never measure it)
+        base = self._cost.plain(n_tokens) or one
 
         def step(k: int) -> float:
             return (self._cost.seconds(n_tokens + k) or base) if k else base
@@ -300,10 +339,13 @@ class Speculator:
         spent = time.perf_counter() - started
         n = sum(len(d) for d in drafts.values())
         steady = self._draft.last_catch_up <= 2 * len(requests)  # no prompt to catch up
-        if n and steady:  # the measured cost replaces the estimate
-            per_token = spent / n
+        if n and steady:  # the measured cost replaces the estimate; as with StepCost,
+            per_token = spent / n  # a busy moment only slows drafting down
             old = self._draft_s
-            self._draft_s = per_token if old is None else 0.8 * old + 0.2 * per_token
+            if old is None or per_token < old:
+                self._draft_s = per_token
+            else:
+                self._draft_s = 0.8 * old + 0.2 * min(per_token, SLOWEST * old)
         return drafts
 
     def _ngram(self, slot: Slot, k: int) -> list[int]:

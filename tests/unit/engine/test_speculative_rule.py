@@ -122,6 +122,45 @@ def test_step_cost_forgets_sizes_not_seen_for_long() -> None:
     assert again is not None and again < 1.0  # estimated afresh
 
 
+def test_step_cost_keeps_the_plain_step_and_scales_below_what_it_knows() -> None:
+    cost = StepCost(max_age=10)
+    cost.record(17, 0.070)
+    assert cost.seconds(1) == pytest.approx(0.070 / 17)  # never dearer than its share
+    cost.record(1, 0.010)
+    for _ in range(50):  # a slot that drafts every step measures only its long steps
+        cost.record(17, 0.070)
+    assert cost.seconds(1) == pytest.approx(0.010)  # what drafting is judged against
+
+
+def test_step_cost_takes_a_fluke_for_one_until_measured_again() -> None:
+    cost = StepCost()
+    for _ in range(3):
+        cost.record(1, 0.0015)
+    cost.record(5, 0.077)  # a busy moment, 40 times what 5 tokens should take
+    fluke = cost.seconds(5)
+    assert fluke is not None and fluke < 0.003  # still worth trying
+    cost.record(5, 0.0020)
+    assert cost.seconds(5) == pytest.approx(0.0020)  # a quicker sample replaces it
+    cost.record(2, 0.0045)  # real structure (a CPU's 2-token step) is believed at once
+    assert cost.seconds(2) == pytest.approx(0.0045)
+
+
+def test_a_fresh_rule_measures_a_plain_step_before_drafting() -> None:
+    from hearth.core.model_info import SpecMode
+    from hearth.core.sampling import SamplingParams
+    from hearth.engine.slots import Job, Slot
+    from hearth.engine.speculative import Speculator
+
+    # The rule for a draft model; with none loaded, n-gram proposals stand in for its.
+    spec = Speculator(1, SpecMode.DRAFT, draft_max=8)
+    slot = Slot(seq_id=0, cached=[1, 2, 3, 1, 2, 3, 1, 2], pending_token=3)
+    slot.job = Job(tokens=[1], params=SamplingParams(max_tokens=None), sink=lambda _e: None)
+    spec.start(0, enabled=True)
+    assert spec.plan([slot], room=64, n_ctx_slot=512) == {}  # nothing measured yet
+    spec.record_step(1, 0.010)
+    assert spec.plan([slot], room=64, n_ctx_slot=512)[0]  # then drafts on the prior alone
+
+
 def test_a_slot_that_stopped_drafting_probes_again_with_backoff() -> None:
     from hearth.core.model_info import SpecMode
     from hearth.core.sampling import SamplingParams
@@ -279,4 +318,4 @@ def test_ngram_cuts_its_losses_when_the_output_stops_copying() -> None:
     speed_up, drafted, accepted = _generate(REPEATED_PROMPT, copied + _unrelated(80, 9))
     assert accepted >= 30
     assert drafted - accepted <= 2 * 16  # a draft or two is lost, then it stops
-    assert speed_up > 1.1
+    assert speed_up > 1.05  # the copied part still pays for the rest
