@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
-from hearth.engine.drafters import NgramIndex
-from hearth.engine.speculative import (
+from hearth.engine.draft_gain import (
     MIN_GAIN,
     StepCost,
     best_draft_length,
     expected_tokens,
 )
+from hearth.engine.drafters import NgramIndex
 
 
 def test_ngram_proposes_what_followed_the_latest_match() -> None:
