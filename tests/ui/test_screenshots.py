@@ -3,8 +3,8 @@
 A model loaded in a real worker, a conversation with every kind of markdown (code
 included), Discover as a first launch sees it and one repo's page (a fake Hub on
 127.0.0.1 with the tiny test models), a finished download, the library, the endpoint
-page, Settings, the Welcome window and the Load dialog; at 1400x900 and at 900x650,
-where the chat's side panels fold.
+page (on, with a client's requests in its log), Settings, the Welcome window and the
+Load dialog; at 1400x900 and at 900x650, where the chat's side panels fold.
 
 PNGs go to the test's temporary folder; with HEARTH_SAVE_DOCS_SCREENSHOT=1 they are
 copied to docs/screenshots/ as ``<page>-<theme>.png`` (1400x900; the README shows
@@ -20,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
@@ -34,6 +35,7 @@ from hearth.ui.pages.services import AppServices
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
+from server_process import free_port
 
 pytestmark = pytest.mark.ui
 
@@ -187,6 +189,23 @@ def test_screenshots_in_both_themes(
         welcome.close()
         load.reject()
 
+    async def serve_a_few_requests() -> None:
+        """The endpoint on (key-less on loopback) and a client's requests in its log."""
+        panel = window.extras.server_panel
+        port = free_port()
+        panel.port_spin.setValue(port)
+        panel.enabled_check.setChecked(True)
+        await arun.wait_until(lambda: window.supervisor.endpoint_port == port, 60, "endpoint")
+        base = f"http://127.0.0.1:{port}"
+        chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 12}
+        async with httpx.AsyncClient(trust_env=False, timeout=60) as http:
+            assert (await http.get(f"{base}/v1/models")).status_code == 200
+            assert (await http.post(f"{base}/v1/chat/completions", json=chat)).is_success
+            assert (await http.get(f"{base}/api/tags")).status_code == 200
+
+    def logged_requests() -> bool:
+        return len(window.extras.server_panel.requests) >= 3
+
     model_page = window.discover_page.model_page
 
     async def pages(suffix: str) -> None:
@@ -214,6 +233,8 @@ def test_screenshots_in_both_themes(
             await shot(f"library{suffix}-{theme}")
             for page in ("Server", "Settings"):
                 window.show_page(page)
+                if page == "Server":  # the log is polled while the page shows
+                    await arun.wait_until(logged_requests, 15, "the request log")
                 await shot(f"{page.lower()}{suffix}-{theme}")
         window.show_page("Chat")
 
@@ -253,6 +274,7 @@ def test_screenshots_in_both_themes(
             "the model",
         )
         assert window.supervisor.status.state is WorkerState.READY
+        await serve_a_few_requests()
         await window.chat.open_conversation(conv_id)
         window.chat_view.set_stats("41.8 tok/s · TTFT 182 ms · 212 tokens · context 301 / 2048")
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
