@@ -219,3 +219,19 @@ def test_file_open_adds_to_the_library_and_the_meter_runs(
         await _close(arun, window, pid)
 
     arun(scenario())
+
+
+def test_switching_pages_by_code_moves_focus_as_a_click_on_the_rail_would(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """Qt hands the focus of a page being hidden to the next page's first button, which
+    then wears a focus ring nobody asked for; Chat puts the cursor in the message box."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    window.chat_view.input.setFocus()
+    qtbot.waitUntil(window.chat_view.input.hasFocus)
+    for name in ("Library", "Downloads", "Settings", "Server"):
+        window.show_page(name)
+        assert window.nav.hasFocus(), name
+    window.show_page("Chat")
+    assert window.chat_view.input.hasFocus()

@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         # (under ~1000 px they fold, see ChatPanels; a resize comes before that).
         self.splitter.setMinimumWidth(400)
         layout.addWidget(self.splitter, 1)
+        central.setFocusProxy(self.chat_view.input)  # showing Chat puts the cursor there
         self._build_pages(central)
         self._build_actions()
         self.extras.install()

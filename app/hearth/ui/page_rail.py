@@ -79,9 +79,15 @@ class PageRail(QListWidget):
         return self.stack.addWidget(widget)
 
     def show_page(self, name: str) -> QWidget:
-        """Switch to the page called ``name``; returns its widget."""
+        """Switch to the page called ``name``; returns its widget. The rail takes the
+        focus first, as a click on it would: otherwise Qt hands the focus of the page
+        being hidden to the new page's first button, which then shows a focus ring."""
+        self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.setCurrentRow(self._names.index(name))
-        return self._widgets[name]
+        page = self._widgets[name]
+        if page.focusProxy() is not None:  # a page that says where typing goes (Chat)
+            page.setFocus(Qt.FocusReason.OtherFocusReason)
+        return page
 
     def page_names(self) -> list[str]:
         return list(self._names)
