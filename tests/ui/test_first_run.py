@@ -16,7 +16,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDialogButtonBox, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from hearth.core.units import GIB
@@ -74,7 +76,8 @@ def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun, tmp_p
     assert text == offload_notice(WITH_GPU, False)  # the one wording, not a copy
     assert "RTX 4070" in text and "CPU-only" in text
     assert "HEARTH_BACKEND=cuda bash scripts/bootstrap" in text
-    assert "llama.cpp backend: CPU (CPU only)" in dialog.hardware_label.text()
+    assert "llama.cpp backend: CPU (CPU only)" in dialog.hardware.texts()
+    assert "GPU: NVIDIA GeForce RTX 4070, 12.0 GiB" in dialog.hardware.texts()
     # The build can't offload, so nothing is judged to fit on the GPU; fitting in RAM
     # beside an unused GPU is amber, not green.
     verdicts = [fit.verdict for fit in dialog.fits]
@@ -106,7 +109,7 @@ def test_no_notice_when_there_is_nothing_to_fix(
     dialog = _welcome(qtbot, arun, system, backend)
     assert not dialog.offload_label.isVisible() and not dialog.copy_command_button.isVisible()
     assert dialog.offload_label.text() == ""
-    levels = [_level(dialog, row) for row in range(dialog.table.rowCount())]
+    levels = [_level(dialog, row) for row in range(len(dialog.cards))]
     assert ChipLevel.UNKNOWN not in levels  # every row judged
     verdicts = [fit.verdict for fit in dialog.fits]
     if backend is CUDA_BUILD:  # every category has a pick for 11 GiB of VRAM
@@ -124,10 +127,10 @@ def test_rows_are_the_best_fit_of_each_category(qtbot: QtBot, arun) -> None:
     picks = default_picks()
     dialog = _welcome(qtbot, arun, WITH_GPU, CUDA_BUILD)
     assert [m.category for m in dialog.models] == list(picks.categories)
-    names = [dialog.table.item(r, 0).text().split("\n")[0] for r in range(dialog.table.rowCount())]
-    assert names == [m.name for m in dialog.models]
-    kinds = [dialog.table.item(row, 1).text() for row in range(dialog.table.rowCount())]
-    assert kinds == list(picks.categories.values())
+    assert [card.title.text() for card in dialog.cards] == [m.name for m in dialog.models]
+    kinds = [card.kicker.text() for card in dialog.cards]
+    assert kinds == [kind.upper() for kind in picks.categories.values()]
+    assert all(b.isEnabled() for b in dialog.download_buttons)  # each fits: each downloads
     for model, fit in zip(dialog.models, dialog.fits, strict=True):
         same_kind = [p for p in picks.picks if p.category == model.category]
         bigger = [p for p in same_kind if p.size_bytes > model.size_bytes]
@@ -137,7 +140,8 @@ def test_rows_are_the_best_fit_of_each_category(qtbot: QtBot, arun) -> None:
     tiny = SystemMemory(GIB, GIB // 2, 2, 2)
     small = _welcome(qtbot, arun, tiny, CPU_BUILD)
     assert [f.verdict for f in small.fits] == [FitVerdict.WONT_FIT] * len(picks.categories)
-    assert {_level(small, row) for row in range(small.table.rowCount())} == {ChipLevel.BAD}
+    assert {_level(small, row) for row in range(len(small.cards))} == {ChipLevel.BAD}
+    assert not any(b.isEnabled() for b in small.download_buttons)  # nothing to download
     for model in small.models:
         assert model.size_bytes == min(
             p.size_bytes for p in picks.picks if p.category == model.category
@@ -184,3 +188,66 @@ def test_quick_start_says_a_gpu_goes_unused(
     # The note names the Help menu's entry as the menu shows it.
     assert f"Help > {WELCOME_TITLE}" in quick_start.CPU_NOTE
     assert window.extras.welcome_action.text().replace("&", "") == WELCOME_TITLE
+
+
+def _cut(widget: QWidget) -> bool:
+    """True when ``widget`` (a label or button) shows less than its whole text: a
+    wrapped label too short for its lines, or a one-line one narrower than its text."""
+    if isinstance(widget, QLabel) and widget.wordWrap():
+        return widget.heightForWidth(widget.width()) > widget.height()
+    return widget.sizeHint().width() > widget.width()
+
+
+@pytest.mark.parametrize("machine", ["no-gpu", "gpu-notice"])
+def test_lays_out_whole_at_its_size_and_on_a_small_screen(
+    qtbot: QtBot, arun, tmp_path: Path, machine: str
+) -> None:
+    """At the size it opens with, and fitted to a 900x650 screen (as the screenshot test
+    fits it), in both themes: every card and the footer are inside the window, no text
+    is cut, and there is no empty area under the cards."""
+    system, backend = (NO_GPU, CPU_BUILD) if machine == "no-gpu" else (WITH_GPU, CPU_BUILD)
+    dialog = _welcome(qtbot, arun, system, backend, MachineSpeed(ram_bps=20e9))
+    browse, close = dialog.browse_button, dialog.findChild(QDialogButtonBox)
+    assert close is not None
+    for label, size in (("default", None), ("900x650", (900, 650))):
+        if size is not None:  # tests/ui/test_screenshots.py's _fit_dialog
+            hint = dialog.sizeHint().expandedTo(dialog.minimumSize())
+            natural = dialog.size().expandedTo(hint)
+            dialog.resize(min(natural.width(), size[0] - 40), min(natural.height(), size[1] - 40))
+        for theme in ("light", "dark"):
+            apply_theme(theme)
+            arun(asyncio.sleep(0.05))  # palette events, the layout settles
+            assert dialog.grab().save(str(tmp_path / f"welcome-{machine}-{label}-{theme}.png"))
+            frame = dialog.rect()
+            parts: list[QWidget] = [*dialog.cards, browse, close, *dialog.hardware.chips]
+            for part in parts:
+                box = QRect(part.mapTo(dialog, QPoint(0, 0)), part.size())
+                assert frame.contains(box), (label, part.accessibleName(), box, frame)
+            texts = dialog.findChildren(QLabel) + dialog.findChildren(QPushButton)
+            cut = [w.text() for w in texts if w.isVisible() and _cut(w)]
+            assert not cut, (label, cut)
+            last = max(c.mapTo(dialog, QPoint(0, c.height())).y() for c in dialog.cards)
+            footer = close.mapTo(dialog, QPoint(0, 0)).y()
+            assert footer - last < 80, (label, footer - last)  # no empty area between
+
+
+def test_each_card_downloads_or_opens_its_model_in_one_click(qtbot: QtBot, arun) -> None:
+    """ "Download" asks for that pick and closes the window; a click elsewhere on the
+    card opens it in Discover; "Browse all models" opens Discover's picks."""
+    dialog = _welcome(qtbot, arun, NO_GPU, CPU_BUILD)
+    wanted: list[object] = []
+    chosen: list[tuple[str, str]] = []
+    browsed: list[bool] = []
+    dialog.download_requested.connect(wanted.append)
+    dialog.model_chosen.connect(lambda repo, file: chosen.append((repo, file)))
+    dialog.browse_requested.connect(lambda: browsed.append(True))
+    card = dialog.cards[1]
+    qtbot.mouseClick(card, Qt.MouseButton.LeftButton)  # the card: its page in Discover
+    assert chosen == [(card.pick.repo, card.pick.file)] and dialog.isVisible()
+    qtbot.mouseClick(dialog.download_buttons[1], Qt.MouseButton.LeftButton)
+    assert wanted == [dialog.models[1]] and not dialog.isVisible()
+    assert len(chosen) == 1  # the button's click is not the card's
+    again = _welcome(qtbot, arun, NO_GPU, CPU_BUILD)
+    again.browse_requested.connect(lambda: browsed.append(True))
+    qtbot.mouseClick(again.browse_button, Qt.MouseButton.LeftButton)
+    assert browsed == [True] and not again.isVisible()

@@ -1,15 +1,22 @@
-"""First run: what this machine has, and which recommended models suit it.
+"""First run: a friendly welcome, this machine, and the recommended model of each kind.
 
 Shown once on first start (``Settings.first_run_done``) and from the Help menu
-(:data:`WELCOME_TITLE`). The models come from the one table of picks (``hub.picks``,
-the file Discover opens on): one row per category, its best fit for this machine
-(``hub.picks.suggestions``), each with a fit chip (green, amber, red, as in Discover).
-The hardware probe, the llama.cpp backend query and the memory-bandwidth measurement
-(the app's shared one, for the speed estimates) run on worker threads, and the rows
-appear when they have answered. When the machine has a GPU that this llama.cpp build
-can't use (a source install built CPU-only), a notice says so with the command that
-rebuilds it (``hardware.offload_notice``): otherwise models silently run many times
-slower.
+(:data:`WELCOME_TITLE`). Top to bottom: a title and one line of intro; this machine as a
+row of chips (CPU, RAM, GPU, llama.cpp backend: ``welcome_parts``); the offload notice
+where it applies; one card per category of the one table of picks (``hub.picks``, the
+file Discover opens on), its best fit for this machine (``hub.picks.suggestions``),
+drawn with Discover's own card (``ui.pick_card``) and a fit chip with the estimated
+speed; then "Browse all models" (Discover) and Close.
+
+Each card's "Download" gets that model the way the empty Chat page's "Get a recommended
+model" does (``quick_start``: the app's download manager, then a load), which is what
+LM Studio's onboarding offers; a click elsewhere on the card opens its page in Discover
+(its other quants), as in Discover. The hardware probe, the llama.cpp backend query and
+the memory-bandwidth measurement (the app's shared one, for the speed estimates) run on
+worker threads, and the cards appear when they have answered. When the machine has a
+GPU that this llama.cpp build can't use (a source install built CPU-only), a notice says
+so with the command that rebuilds it (``hardware.offload_notice``): otherwise models
+silently run many times slower.
 """
 
 from __future__ import annotations
@@ -17,65 +24,40 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
-    QHeaderView,
+    QGridLayout,
+    QHBoxLayout,
     QLabel,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from hearth.config.launch import is_packaged
-from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory, probe_system
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.offload_notice import offload_notice, rebuild_command
-from hearth.hardware.speed import Bandwidth, RoughFit, format_speed
+from hearth.hardware.speed import Bandwidth, RoughFit
 from hearth.hub.picks import Pick, PicksFile, default_picks, judge, pick_speed, suggestions
 from hearth.supervisor.backend_probe import BackendProbe
-from hearth.ui.fit_chip import SLOW_TOK_S, Chip, ChipLevel, FitChip, cell_chip, chip_cell
+from hearth.ui.fit_chip import FitChip
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.quant_table import size_chip_column
+from hearth.ui.pages.page_style import IconButton
+from hearth.ui.pick_card import PickCard
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
+from hearth.ui.welcome_parts import HardwareRow, fit_chip, hardware_facts
 
 log = logging.getLogger(__name__)
 
 WELCOME_TITLE = "Welcome and recommended models"  # the Help menu's entry; messages cite it
-
-FIT_WORDS = {
-    FitVerdict.FULL_GPU: "Fits on the GPU",
-    FitVerdict.PARTIAL_GPU: "Fits, partly on the GPU",
-    FitVerdict.CPU_ONLY: "Fits in RAM (CPU)",
-    FitVerdict.WONT_FIT: "Too big for this machine",
-}
-
-
-def fit_chip(fit: RoughFit, system: SystemMemory, tok_s: float | None = None) -> Chip:
-    """The coloured chip for a row. ``system`` is the machine as it is: running in RAM
-    beside a GPU there is (one this build can't use) is amber, as is a tight fit or a
-    crawl (under ``SLOW_TOK_S``, as Discover's chips). ``tok_s`` adds the estimate."""
-    level = {
-        FitVerdict.FULL_GPU: ChipLevel.GOOD,
-        FitVerdict.PARTIAL_GPU: ChipLevel.WARN,
-        FitVerdict.WONT_FIT: ChipLevel.BAD,
-    }.get(fit.verdict, ChipLevel.WARN if system.gpus else ChipLevel.GOOD)
-    words = FIT_WORDS[fit.verdict]
-    if fit.tight and level is ChipLevel.GOOD:
-        level, words = ChipLevel.WARN, f"{words}, tight"
-    if tok_s is not None and tok_s < SLOW_TOK_S and level is ChipLevel.GOOD:
-        level, words = ChipLevel.WARN, f"{words}, slow"
-    tip = f"Needs about {format_bytes(fit.need_bytes)} with a 4K context."
-    if speed := format_speed(tok_s):
-        words, tip = f"{words} · {speed}", f"{tip} Estimated speed here: {speed}."
-    return Chip(level, words, tip, tok_s)
+DEFAULT_WIDTH = 860  # two cards a row, each wide enough for its chip and size on one line
+COLUMNS = 2
 
 
 @dataclass(frozen=True)
@@ -110,32 +92,13 @@ def probe_backend(probe: BackendProbe) -> BackendInfo:
     return BackendInfo(backend_name(report.system_info, offload), offload, report.system_info)
 
 
-def hardware_summary(system: SystemMemory, backend: BackendInfo | None) -> str:
-    lines = [
-        f"CPU: {system.physical_cores} cores ({system.logical_cores} threads)",
-        f"RAM: {format_bytes(system.total_ram)} ({format_bytes(system.available_ram)} free)",
-    ]
-    if system.gpus:
-        for gpu in system.gpus:
-            lines.append(
-                f"GPU: {gpu.name}, {format_bytes(gpu.total_bytes)} "
-                f"({format_bytes(gpu.free_bytes)} free)"
-            )
-    else:
-        lines.append("GPU: none found (models run on the CPU)")
-    if backend is None:
-        lines.append("llama.cpp backend: checking…")
-    else:
-        offload = "GPU offload available" if backend.gpu_offload else "CPU only"
-        lines.append(f"llama.cpp backend: {backend.name} ({offload})")
-    return "\n".join(lines)
-
-
 class FirstRunDialog(QDialog):
-    """Welcome: hardware summary, and the best fit of each category of picks."""
+    """Welcome: this machine, and the best fit of each category of picks as a card."""
 
-    ready = Signal()  # the probes finished and the table shows fits
-    model_chosen = Signal(str, str)  # repo, file (double-click a row)
+    ready = Signal()  # the probes finished and the cards show fits
+    model_chosen = Signal(str, str)  # repo, file: open it in Discover (a card's click)
+    download_requested = Signal(object)  # the Pick whose "Download" was clicked
+    browse_requested = Signal()  # "Browse all models": Discover's picks
 
     def __init__(
         self,
@@ -149,76 +112,108 @@ class FirstRunDialog(QDialog):
     ) -> None:
         """``system`` and ``backend`` skip their probes; ``picks`` replaces the shipped
         table (tests). ``speed`` is the app's shared bandwidth measurement (Discover's):
-        with it the rows are chosen and labelled by speed too; without, by size."""
+        with it the cards are chosen and labelled by speed too; without, by size."""
         super().__init__(parent)
         self._backend_probe = backend_probe or BackendProbe()
+        self.setObjectName("welcome")
         self.setWindowTitle("Welcome to Hearth")
         self.setAccessibleName("Welcome to Hearth")
-        self.resize(760, 560)
         self.system = system
         self.backend = backend
         self.picks = picks or default_picks()
-        self.models: list[Pick] = []  # the rows, once the machine is known
+        self.models: list[Pick] = []  # the cards' picks, once the machine is known
         self.fits: list[RoughFit] = []
+        self.cards: list[PickCard] = []
+        self.download_buttons: list[QPushButton] = []
         self.speed = speed
         self.bandwidth: Bandwidth | None = None
         self._tasks = TaskSet()
+
+        title = QLabel("Welcome to Hearth", self)
+        title.setProperty("role", "display")
         intro = QLabel(
-            "<h2>Welcome to Hearth</h2>Run language models privately on this machine. "
-            "Here is what it has, and the model of each kind that suits it best. "
-            "Double-click a row to open it in Discover, which has more picks.",
+            "Chat with AI models that run privately on this computer. Pick one that "
+            "suits it to get started.",
             self,
         )
+        intro.setProperty("role", "muted")
         intro.setWordWrap(True)
-        self.hardware_label = QLabel("Checking this machine…", self)
-        self.hardware_label.setAccessibleName("Hardware summary")
-        self.hardware_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hardware = HardwareRow(self)
         self.offload_label = QLabel(self)  # GPU present, CPU-only build: how to fix it
         self.offload_label.setObjectName("offloadNotice")
         self.offload_label.setAccessibleName("GPU offload notice")
         self.offload_label.setWordWrap(True)
         self.offload_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.offload_label.hide()
-        self.copy_command_button = QPushButton("Copy the rebuild command", self)
-        self.copy_command_button.setAccessibleName("Copy the command that rebuilds llama.cpp")
-        self.copy_command_button.clicked.connect(self._copy_command)
+        self.copy_command_button = IconButton(
+            "copy", "Copy the command that rebuilds llama.cpp", self._copy_command,
+            "Copy the rebuild command", self,
+        )  # fmt: skip
         self.copy_command_button.hide()
         self.rebuild_command = ""
-        self.table = QTableWidget(0, 5, self)
-        self.table.setAccessibleName("Recommended models")
-        self.table.setHorizontalHeaderLabels(["Model", "For", "Quant", "Size", "Fit"])
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(48)  # a chip; name and blurb
-        self.table.setWordWrap(False)  # the blurb is elided; its tooltip has it all
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Fixed)  # sized to its chips
-        self.table.cellDoubleClicked.connect(self._chosen)
+        heading = QLabel("Recommended for this computer", self)
+        heading.setProperty("role", "subtitle")
+        self.cards_hint = QLabel("Checking this computer…", self)
+        self.cards_hint.setProperty("role", "muted")
+        self.cards_hint.setWordWrap(True)
+        self.grid = QGridLayout()
+        self.grid.setSpacing(SPACE["m"])
+        for c in range(COLUMNS):
+            self.grid.setColumnStretch(c, 1)
+
+        self.browse_button = IconButton(
+            "discover", "Browse all models in Discover", self._browse, "Browse all models", self
+        )
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
-        buttons.accepted.connect(self.accept)
         close = buttons.button(QDialogButtonBox.StandardButton.Close)
         close.setAccessibleName("Close the welcome window")
         close.clicked.connect(self.accept)
+        footer = QHBoxLayout()
+        footer.addWidget(self.browse_button)
+        footer.addStretch(1)
+        footer.addWidget(buttons)
+
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACE["xl"], SPACE["xl"], SPACE["xl"], SPACE["l"])
+        layout.setSpacing(SPACE["s"])
+        layout.addWidget(title)
         layout.addWidget(intro)
-        layout.addWidget(self.hardware_label)
+        layout.addSpacing(SPACE["xs"])
+        layout.addWidget(self.hardware)
         layout.addWidget(self.offload_label)
         layout.addWidget(self.copy_command_button, 0, Qt.AlignmentFlag.AlignRight)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(buttons)
+        layout.addSpacing(SPACE["m"])
+        layout.addWidget(heading)
+        layout.addWidget(self.cards_hint)
+        layout.addLayout(self.grid)
+        layout.addSpacing(SPACE["m"])
+        layout.addLayout(footer)
+        self._show_hardware()
+        self.resize(DEFAULT_WIDTH, self._content_height(DEFAULT_WIDTH))
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
+
+    def _content_height(self, width: int) -> int:
+        """The height everything needs at ``width``, wrapped lines included."""
+        layout = self.layout()
+        assert layout is not None
+        return max(layout.totalHeightForWidth(width), layout.totalMinimumSize().height())
+
+    def _fit_height(self) -> None:
+        """Grow or shrink to the content (cards arrived, a notice showed): no empty
+        area under the cards, nothing squeezed."""
+        layout = self.layout()
+        assert layout is not None
+        layout.activate()
+        self.resize(self.width(), self._content_height(self.width()))
 
     async def _probe(self) -> None:
         if self.system is None:
             self.system = await in_thread(probe_system)
-        self.hardware_label.setText(hardware_summary(self.system, self.backend))
+        self._show_hardware()
         if self.backend is None:
             self.backend = await in_thread(probe_backend, self._backend_probe)
-        self.hardware_label.setText(hardware_summary(self.system, self.backend))
+        self._show_hardware()
         self._show_offload_notice()
         if self.speed is not None:
             try:
@@ -226,7 +221,16 @@ class FirstRunDialog(QDialog):
             except Exception:
                 log.exception("no bandwidth measurement: the picks are judged by size")
         self._show_fits()
+        self._fit_height()
         self.ready.emit()
+
+    def _show_hardware(self) -> None:
+        if self.system is None:
+            return
+        b = self.backend
+        self.hardware.show_facts(
+            hardware_facts(self.system, b.name if b else None, b.gpu_offload if b else False)
+        )
 
     def _show_offload_notice(self) -> None:
         assert self.system is not None and self.backend is not None
@@ -256,31 +260,59 @@ class FirstRunDialog(QDialog):
         return self.system if offload else self.system.without_gpus()
 
     def _show_fits(self) -> None:
-        """One row per category: its best fit on the machine as llama.cpp sees it."""
+        """One card per category: its best fit on the machine as llama.cpp sees it."""
         assert self.system is not None
         seen = self._seen()
         self.models = suggestions(self.picks, seen, self.bandwidth)
         self.fits = [judge(m, seen) for m in self.models]
-        self.table.setRowCount(len(self.models))
-        for row, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
+        for card in self.cards:
+            self.grid.removeWidget(card)
+            card.deleteLater()
+        self.cards, self.download_buttons = [], []
+        for i, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
             kind = self.picks.categories.get(m.category, m.category)
-            name = f"{m.name}\n{m.description}" if m.description else m.name
-            for col, text in enumerate((name, kind, m.quant, format_bytes(m.size_bytes))):
-                item = QTableWidgetItem(text)
-                item.setToolTip(f"{m.repo}\n{m.description}")
-                self.table.setItem(row, col, item)
-            self.table.setCellWidget(row, 4, chip_cell())
-            if (chip := self.chip(row)) is not None:
-                tok_s = pick_speed(m, fit, self.bandwidth)
-                chip.set_chip(fit_chip(fit, self.system, tok_s))
-        size_chip_column(self.table, 4)
+            card = PickCard(m, self, kicker=kind)
+            card.chip.set_chip(fit_chip(fit, self.system, pick_speed(m, fit, self.bandwidth)))
+            card.activated.connect(lambda _repo, p=m: self.model_chosen.emit(p.repo, p.file))
+            card.add_actions(self._download_button(m, fit))
+            self.grid.addWidget(card, i // COLUMNS, i % COLUMNS)
+            card.show()  # now, not on the next turn: the height to fit counts it
+            self.cards.append(card)
+        self.cards_hint.setText(
+            "Download one to start chatting; it loads when it is done. Click a card "
+            "for its other sizes in Discover."
+            if self.models
+            else "No recommended models: Browse all models finds more."
+        )
 
-    def chip(self, row: int) -> FitChip | None:
-        return cell_chip(self.table.cellWidget(row, 4))
+    def _download_button(self, m: Pick, fit: RoughFit) -> QPushButton:
+        button = IconButton(
+            "downloads", f"Download {m.name} and load it", lambda: self._download(m), "Download"
+        )
+        button.set_primary(True)
+        if fit.verdict is FitVerdict.WONT_FIT:
+            button.setEnabled(False)
+            button.setToolTip("Too big for this computer: Browse all models for smaller ones.")
+        self.download_buttons.append(button)
+        return button
 
-    def _chosen(self, row: int, _col: int) -> None:
-        m = self.models[row]
-        self.model_chosen.emit(m.repo, m.file)
+    def chip(self, index: int) -> FitChip | None:
+        """The fit chip of card ``index`` (None before the cards appear)."""
+        return self.cards[index].chip if 0 <= index < len(self.cards) else None
+
+    def _download(self, m: Pick) -> None:
+        self.download_requested.emit(m)
+        self.accept()
+
+    def _browse(self) -> None:
+        self.browse_requested.emit()
+        self.accept()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        """A theme switch changes paddings and type sizes: fit the height again."""
+        super().changeEvent(event)
+        if event.type() is QEvent.Type.StyleChange and self.cards:
+            QTimer.singleShot(0, self, self._fit_height)
 
     def done(self, result: int) -> None:
         self._tasks.cancel_all()

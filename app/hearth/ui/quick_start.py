@@ -69,20 +69,23 @@ class QuickStart(QObject):
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
 
-    def start(self) -> asyncio.Task[None] | None:
+    def start(self, pick: Pick | None = None) -> asyncio.Task[None] | None:
+        """Get ``pick`` (the Welcome window's "Download"), or the best fit of the
+        first-run picks; None while one is already on its way."""
         if self.running:
             return None
-        self.task = self._tasks.spawn(self._run(), name="quick-start")
+        self.task = self._tasks.spawn(self._run(pick), name="quick-start")
         return self.task
 
-    async def _run(self) -> None:
+    async def _run(self, pick: Pick | None = None) -> None:
         w = self.window
         self.status.emit("Checking what this computer can run…")
         system = await w.services.system()  # as llama.cpp sees it
         backend = await in_thread(first_run.probe_backend, w.services.backend)
         self.note = await self.cpu_note(backend)
-        bandwidth = await self._bandwidth(system)
-        choice = self.chosen = best_fit(self.picks, system, bandwidth)
+        if pick is None:  # "Get a recommended model": the best fit of the first-run picks
+            pick = best_fit(self.picks, system, await self._bandwidth(system))
+        choice = self.chosen = pick
         if choice is None:
             self.status.emit("None of the recommended models fits here: Discover has smaller ones.")
             w.show_page("Discover")

@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QPushButton
 
 from hearth.core.errors import HearthError
+from hearth.hub.picks import Pick
 from hearth.supervisor import LoadOptions, WorkerState, WorkerStatus
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
@@ -167,11 +168,17 @@ class WindowExtras(QObject):
 
     # ------------------------------------------------------------------ first run
     def _open_recommended(self, repo: str, _file: str) -> None:
-        """A recommended model was double-clicked: show its quantizations in Discover."""
+        """A Welcome card was clicked: show its quantizations in Discover."""
         self.window.show_page("Discover")
         self.window.discover_page.open_model(repo)
         if self.first_run is not None:
             self.first_run.close()
+
+    def _download_recommended(self, pick: Pick) -> None:
+        """A card's "Download": the quick start gets that model and loads it, its
+        progress on the Chat page (the empty state) and the status bar."""
+        self.window.show_page("Chat")
+        self.window.quick_start.start(pick)
 
     def maybe_show_first_run(self) -> FirstRunDialog | None:
         """Show the welcome window if it has never been shown."""
@@ -192,6 +199,8 @@ class WindowExtras(QObject):
         )
         dialog.finished.connect(self._first_run_closed)
         dialog.model_chosen.connect(self._open_recommended)
+        dialog.browse_requested.connect(lambda: self.window.show_page("Discover"))
+        dialog.download_requested.connect(self._download_recommended)
         self.first_run = dialog
         dialog.show()
         return dialog

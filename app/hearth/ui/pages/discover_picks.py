@@ -4,7 +4,8 @@ The curated list is the one table of picks (``hub.picks``, ``resources/picks.jso
 which the Welcome window and the quick start also choose from; when the Hub
 answers, its trending GGUF repos join as a "Trending" category (offline: the file
 alone, and no error: picks work without a network). Each pick is a card; a single
-click (or Enter) opens the repo's model page. The chips are judged from the file size
+click (or Enter) opens the repo's model page (the card is ``ui.pick_card``'s, shared with
+the Welcome window). The chips are judged from the file size
 of the default quant (``hardware.speed.rough_fit``) against this machine, with the
 speed estimate from its measured memory bandwidth.
 """
@@ -14,25 +15,23 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QFrame,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
-from hearth.core.units import format_bytes
 from hearth.hardware.probe import SystemMemory
 from hearth.hardware.speed import Bandwidth
-from hearth.hub.picks import TRENDING, Pick, PicksFile, default_picks, judge, trending
-from hearth.ui.fit_chip import FitChip, chip_for_rough
-from hearth.ui.pages.page_style import ElidedLabel, IconButton
+from hearth.hub.picks import TRENDING, Pick, PicksFile, default_picks, trending
+from hearth.ui.pages.page_style import IconButton
+from hearth.ui.pick_card import PickCard
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.threads import in_thread
 
@@ -41,78 +40,6 @@ log = logging.getLogger(__name__)
 ALL = "all"
 COLUMNS_WIDE = 3
 WIDE_PX = 1100  # from this width on, three columns of cards; else two
-
-
-class PickCard(QFrame):
-    """One pick: name and repo, what it is good for, its fit chip and download size."""
-
-    activated = Signal(str)  # the repo id
-
-    def __init__(self, pick: Pick, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.pick = pick
-        self.setProperty("card", True)
-        self.setObjectName("pickCard")
-        self.setAccessibleName(f"{pick.name}: open its model page")
-        self.setAccessibleDescription(pick.description)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setToolTip(f"Open {pick.repo} (one click)")
-        self.title = QLabel(pick.name, self)
-        self.title.setProperty("role", "subtitle")
-        self.text = QLabel(pick.description, self)
-        self.text.setProperty("role", "muted")
-        self.text.setWordWrap(True)
-        self.repo_label = ElidedLabel(pick.repo, self)
-        self.repo_label.setProperty("role", "caption")
-        size = f"{pick.quant} · {format_bytes(pick.size_bytes)}" if pick.size_bytes else pick.quant
-        self.size_label = QLabel(size, self)
-        self.size_label.setProperty("role", "muted")
-        self.size_label.setToolTip("The quantization Hearth suggests, and its download size")
-        self.chip = FitChip(self)
-        labels = (self.title, self.text, self.repo_label, self.size_label)
-        for label in (*labels, self.chip):
-            label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        for label in labels:
-            label.setStyleSheet("background: transparent; border: none;")
-        chip_row = QHBoxLayout()
-        chip_row.setSpacing(SPACE["s"])
-        chip_row.addWidget(self.chip)
-        chip_row.addStretch(1)
-        chip_row.addWidget(self.size_label)
-        col = QVBoxLayout(self)
-        col.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
-        col.setSpacing(SPACE["xs"])
-        col.addWidget(self.title)
-        col.addWidget(self.repo_label)
-        col.addWidget(self.text)
-        col.addStretch(1)
-        col.addSpacing(SPACE["xs"])
-        col.addLayout(chip_row)
-
-    def judge(self, system: SystemMemory, bandwidth: Bandwidth | None) -> None:
-        p = self.pick
-        if not p.size_bytes:
-            self.chip.set_unknown("Size unknown", "Open the model to check each file.")
-            return
-        fit = judge(p, system)  # the rule the Welcome window's suggestions use
-        self.chip.set_chip(chip_for_rough(fit, bandwidth, active=p.active, size_bytes=p.size_bytes))
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
-        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(
-            event.position().toPoint()
-        ):
-            self.activated.emit(self.pick.repo)
-            event.accept()
-            return
-        super().mouseReleaseEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.activated.emit(self.pick.repo)
-            event.accept()
-            return
-        super().keyPressEvent(event)
 
 
 class PicksView(QWidget):

@@ -111,6 +111,9 @@ QFrame#workerBanner {{ background: {t.danger_bg}; border: 1px solid {t.danger_bo
 QFrame#workerBanner QLabel {{ color: {t.text}; }}
 QLabel#offloadNotice {{ color: {t.text}; background: {t.warn_bg};
     border: 1px solid {t.warn_border}; border-radius: {r_s}px; padding: {s}px; }}
+QLabel#hardwareChip {{ color: {t.text}; background: {t.surface_alt};
+    border: 1px solid {t.border}; border-radius: {r_m}px; padding: 3px {s}px; }}
+QLabel#pickKicker {{ color: {t.accent}; font-weight: 600; }}
 QWidget#chatFooter {{ background: {t.window}; }}
 QPushButton#sendButton, QPushButton#stopButton {{ border-radius: {r_m}px; padding: 0px; }}
 QToolButton#regenerateButton {{ color: {t.text_muted}; border: none; padding: 2px {s}px;

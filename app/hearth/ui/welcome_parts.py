@@ -1,0 +1,190 @@
+"""The Welcome window's parts: this machine as a row of chips, and the fit chip's words.
+
+Kept out of ``first_run.py`` so the dialog only lays them out. The hardware row is a
+few compact labels (CPU, RAM, each GPU, the llama.cpp backend), each with its details
+in a tooltip, that wrap onto a second line on a narrow window rather than widen it or
+cut a word (a small flow layout: Qt has none built in).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QWidget
+
+from hearth.core.units import format_bytes
+from hearth.hardware import SystemMemory
+from hearth.hardware.fit import FitVerdict
+from hearth.hardware.speed import RoughFit, format_speed
+from hearth.ui.fit_chip import SLOW_TOK_S, Chip, ChipLevel
+from hearth.ui.style.tokens import SPACE
+
+log = logging.getLogger(__name__)
+
+FIT_WORDS = {
+    FitVerdict.FULL_GPU: "Fits on the GPU",
+    FitVerdict.PARTIAL_GPU: "Fits, partly on the GPU",
+    FitVerdict.CPU_ONLY: "Fits in RAM (CPU)",
+    FitVerdict.WONT_FIT: "Too big for this machine",
+}
+
+
+def fit_chip(fit: RoughFit, system: SystemMemory, tok_s: float | None = None) -> Chip:
+    """The coloured chip for a card. ``system`` is the machine as it is: running in RAM
+    beside a GPU there is (one this build can't use) is amber, as is a tight fit or a
+    crawl (under ``SLOW_TOK_S``, as Discover's chips). ``tok_s`` adds the estimate."""
+    level = {
+        FitVerdict.FULL_GPU: ChipLevel.GOOD,
+        FitVerdict.PARTIAL_GPU: ChipLevel.WARN,
+        FitVerdict.WONT_FIT: ChipLevel.BAD,
+    }.get(fit.verdict, ChipLevel.WARN if system.gpus else ChipLevel.GOOD)
+    words = FIT_WORDS[fit.verdict]
+    if fit.tight and level is ChipLevel.GOOD:
+        level, words = ChipLevel.WARN, f"{words}, tight"
+    if tok_s is not None and tok_s < SLOW_TOK_S and level is ChipLevel.GOOD:
+        level, words = ChipLevel.WARN, f"{words}, slow"
+    tip = f"Needs about {format_bytes(fit.need_bytes)} with a 4K context."
+    if speed := format_speed(tok_s):
+        words, tip = f"{words} · {speed}", f"{tip} Estimated speed here: {speed}."
+    return Chip(level, words, tip, tok_s)
+
+
+@dataclass(frozen=True)
+class HardwareFact:
+    """One chip of the hardware row: a short key ("CPU"), its value, and details."""
+
+    key: str
+    value: str
+    details: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}: {self.value}"
+
+
+def hardware_facts(
+    system: SystemMemory, backend_name: str | None, gpu_offload: bool = False
+) -> list[HardwareFact]:
+    """What the row shows; ``backend_name`` None while the backend probe runs."""
+    facts = [
+        HardwareFact(
+            "CPU",
+            f"{system.physical_cores} cores",
+            f"{system.physical_cores} cores, {system.logical_cores} threads",
+        ),
+        HardwareFact(
+            "RAM",
+            f"{format_bytes(system.total_ram)} ({format_bytes(system.available_ram)} free)",
+            "Models that don't fit on a GPU run from RAM.",
+        ),
+    ]
+    for gpu in system.gpus:
+        facts.append(
+            HardwareFact(
+                "GPU",
+                f"{gpu.name}, {format_bytes(gpu.total_bytes)}",
+                f"{format_bytes(gpu.free_bytes)} free ({gpu.backend})",
+            )
+        )
+    if not system.gpus:
+        facts.append(HardwareFact("GPU", "none found", "Models run on the CPU."))
+    if backend_name is None:
+        facts.append(HardwareFact("Backend", "checking…"))
+    else:
+        offload = "GPU offload available" if gpu_offload else "CPU only"
+        facts.append(HardwareFact("llama.cpp backend", f"{backend_name} ({offload})"))
+    return facts
+
+
+class FlowLayout(QLayout):
+    """Items left to right, wrapping to a new line when the width runs out."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = SPACE["s"]) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self.setContentsMargins(0, 0, 0, 0)
+        self.setSpacing(spacing)
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt override
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt override
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 - Qt override
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 - Qt override
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt override
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """All on one line."""
+        width = sum(i.sizeHint().width() for i in self._items)
+        width += self.spacing() * max(0, len(self._items) - 1)
+        height = max((i.sizeHint().height() for i in self._items), default=0)
+        return QSize(width, height)
+
+    def minimumSize(self) -> QSize:  # noqa: N802 - Qt override
+        """The widest item: narrower than that would cut it."""
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        x, y, line = rect.x(), rect.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            if x > rect.x() and x + hint.width() > rect.right() + 1:
+                x, y, line = rect.x(), y + line + self.spacing(), 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self.spacing()
+            line = max(line, hint.height())
+        return y + line - rect.y()
+
+
+class HardwareRow(QWidget):
+    """This machine as chips (``#hardwareChip``), wrapping on a narrow window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("This computer")
+        self.flow = FlowLayout(self)
+        self.chips: list[QLabel] = []
+
+    def show_facts(self, facts: list[HardwareFact]) -> None:
+        for chip in self.chips:
+            self.flow.removeWidget(chip)
+            chip.deleteLater()
+        self.chips = []
+        for fact in facts:
+            chip = QLabel(f"<b>{fact.key}</b>&nbsp;&nbsp;{fact.value}", self)
+            chip.setObjectName("hardwareChip")
+            chip.setTextFormat(Qt.TextFormat.RichText)
+            chip.setAccessibleName(fact.text)
+            chip.setToolTip(fact.details)
+            chip.ensurePolished()  # its padding counts in the size hint from the start
+            self.flow.addWidget(chip)
+            chip.show()
+            self.chips.append(chip)
+        self.updateGeometry()
+
+    def texts(self) -> list[str]:
+        """Each chip as plain text ("RAM: 32 GiB (24 GiB free)")."""
+        return [chip.accessibleName() for chip in self.chips]
