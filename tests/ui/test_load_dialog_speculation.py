@@ -83,7 +83,7 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
         off_ram = dialog.placement().ram_bytes  # type: ignore[union-attr]
         spec.mode_combo.setCurrentIndex(spec.mode_combo.findData("draft"))
         assert spec.draft_path() == library["draft"]  # the best candidate, preselected
-        assert "Draft model: weights" in dialog.estimate_label.text()
+        assert "Draft model: weights" in dialog.summary.breakdown_text()
         draft_mem = dialog.draft_memory()
         assert draft_mem is not None and draft_mem.kv_cache_bytes > 0
         assert dialog.placement().ram_bytes == off_ram + draft_mem.total_bytes  # type: ignore[union-attr]
@@ -94,7 +94,9 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
         assert not dialog.load_button.isEnabled()
         note = spec.note.text()
         assert "other-tokenizer-F16.gguf" in note and "target-Q8_0.gguf" in note
-        assert "vocabulary" in note and "Draft model: weights" not in dialog.estimate_label.text()
+        assert (
+            "vocabulary" in note and "Draft model: weights" not in dialog.summary.breakdown_text()
+        )
 
         spec.draft_combo.setCurrentIndex(0)
         spec.max_spin.setValue(8)
@@ -120,7 +122,7 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
         again.spec.mode_combo.setCurrentIndex(again.spec.mode_combo.findData("ngram"))
         ngram = again.load_options()
         assert (ngram.spec_mode, ngram.draft_model) == ("ngram", None)
-        assert "Draft model: weights" not in again.estimate_label.text()
+        assert "Draft model: weights" not in again.summary.breakdown_text()
         load = ngram.apply(LoadConfig(model_path=library["target"]))
         assert load.speculation is SpecMode.NGRAM and load.draft_model_path is None
         assert load.problems() == []
@@ -187,7 +189,7 @@ def test_a_remote_model_shows_no_memory_controls(
         arun(arun.wait_until(lambda: dialog.meta is not None, 30, "the header"))
         assert dialog.remote_model is None and not dialog.form.isHidden()
         assert dialog.remote_label.isHidden() and dialog.load_button.text() == "Load"
-        assert "Weights" in dialog.estimate_label.text()
+        assert "Weights" in dialog.summary.breakdown_text()
     finally:
         dialog.close()
     # a remote model's "choices" are not saved as a local model's

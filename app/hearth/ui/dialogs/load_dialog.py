@@ -24,12 +24,19 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hearth.config.engines import EngineRegistry
 from hearth.config.launch import is_packaged
-from hearth.core.units import format_bytes
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
 from hearth.hardware.fit import FitVerdict, estimate_fit
 from hearth.hardware.offload_notice import offload_notice
@@ -51,11 +58,14 @@ from hearth.ui.dialogs.load_form import (
 )
 from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.dialogs.load_remote import remote_engine, remote_note
+from hearth.ui.dialogs.load_sections import FittingScroll
 from hearth.ui.dialogs.load_speculation import SpeculationSection
+from hearth.ui.dialogs.load_summary import EstimatePanel, parts_of
 from hearth.ui.dialogs.model_choice import ModelChoice
-from hearth.ui.fit_chip import ChipLevel, chip_colors
 from hearth.ui.machine_speed import MachineSpeed
+from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
@@ -113,17 +123,16 @@ class LoadDialog(QDialog):
         self.bandwidth: Bandwidth | None = None
         self.setAccessibleName("Load model dialog")
         self.setMinimumWidth(520)
-        self._build()
         self.remote_model = str(model_path) if remote_engine(model_path, self.engines) else None
         self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self,
                                        label=self.remote_model)  # fmt: skip
+        self.model_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.model_combo.setMinimumContentsLength(30)  # a long name must not widen the dialog
+        self._build()
         self.model_combo.model_chosen.connect(self.switch_model)
         self.model_combo.filled.connect(lambda: self.spec.set_models(self.model_combo.models))
-        model_row = QHBoxLayout()
-        model_row.addWidget(QLabel("Model", self))
-        model_row.addWidget(self.model_combo, 1)
-        self.layout().insertLayout(0, model_row)  # type: ignore[union-attr]
-        self.title_label.hide()  # the combo names the model
         self._show_model(str(model_path))
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
@@ -152,8 +161,7 @@ class LoadDialog(QDialog):
         engine = remote_engine(name, self.engines)
         self.remote_model = name if engine is not None else None
         self.setWindowTitle(f"{'Use' if engine else 'Load'} {name if engine else Path(name).name}")
-        self.title_label.setText(f"<b>{Path(name).name}</b>")
-        for widget in (self.form, self.estimate_label):
+        for widget in (self.scroll_area, self.form, self.summary, self.estimate_label):
             widget.setVisible(engine is None)
         self.offload_label.setVisible(engine is None and self.offload_text is not None)
         self.remote_label.setVisible(engine is not None)
@@ -169,8 +177,14 @@ class LoadDialog(QDialog):
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
-        self.title_label = QLabel(f"<b>{self.model_path.name}</b>", self)
+        """Top: the model and its facts. Middle, scrolled where the screen is small: the
+        main knobs, "Advanced" (folded), Speculation. Foot: the estimate, then Load."""
+        model_label = QLabel("Model", self)
+        model_label.setProperty("role", "subtitle")
+        model_label.setBuddy(self.model_combo)
         self.info_label = QLabel("Reading the model's header…", self)
+        self.info_label.setObjectName("loadModelFacts")
+        self.info_label.setProperty("role", "muted")
         self.info_label.setWordWrap(True)
         self.offload_label = notice_label(self, "offloadNotice", "GPU offload notice", banner=True)
         self.remote_label = notice_label(self, "remoteNote", "Remote model note", banner=False)
@@ -183,18 +197,22 @@ class LoadDialog(QDialog):
         self.threads_spin, self.format_combo = self.form.threads_spin, self.form.format_combo
         self.mmap_check, self.mlock_check = self.form.mmap_check, self.form.mlock_check
         self.spec = SpeculationSection(self.form)
-        self.spec.add_to(self.form.form)
+        self.spec.add_to(self.form.sections)
+        self.form.sections.addStretch(1)
+        self.scroll_area = FittingScroll(self.form, self)
 
-        self.estimate_label = QLabel(self)
-        self.estimate_label.setObjectName("loadEstimate")
-        self.estimate_label.setAccessibleName("Memory estimate")
-        self.estimate_label.setWordWrap(True)
-        self.estimate_label.setMinimumHeight(self.fontMetrics().lineSpacing() * 4)
-        self.estimate_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = EstimatePanel(self)
+        self.estimate_label = self.summary.estimate_label
 
         self.buttons = QDialogButtonBox(self)
         self.load_button = self.buttons.addButton("Load", QDialogButtonBox.ButtonRole.AcceptRole)
         self.load_button.setAccessibleName("Load the model")
+        self.load_button.setProperty("primary", True)
+        style = self.load_button.style()  # the button box polished it on adding it:
+        style.unpolish(self.load_button)  # polish again, for the primary rule to apply
+        style.polish(self.load_button)
+        theme = tokens_for(self.palette())
+        self.load_button.setIcon(icon("load", theme, color=theme.on_accent))
         self.load_button.setDefault(True)
         cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         cancel.setAccessibleName("Cancel")
@@ -202,9 +220,18 @@ class LoadDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
-        for widget in (self.title_label, self.info_label, self.offload_label, self.remote_label,
-                       self.form, self.estimate_label, self.buttons):  # fmt: skip
+        layout.setContentsMargins(SPACE["l"], SPACE["l"], SPACE["l"], SPACE["l"])
+        layout.setSpacing(SPACE["m"])
+        model_row = QHBoxLayout()
+        model_row.setSpacing(SPACE["m"])
+        model_row.addWidget(model_label)
+        model_row.addWidget(self.model_combo, 1)
+        layout.addLayout(model_row)
+        for widget in (self.info_label, self.offload_label, self.remote_label):
             layout.addWidget(widget)
+        layout.addWidget(self.scroll_area, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.buttons)
 
         self.autofit_button.clicked.connect(self.auto_fit)
         self.gpu_slider.valueChanged.connect(self._update_estimate)
@@ -321,34 +348,18 @@ class LoadDialog(QDialog):
         mem = self.memory()
         if place is None or mem is None:
             text = self.error or "Estimating memory…"
-            self.estimate_label.setText(text)
+            self.summary.show_text(text, "Can't load" if self.error else "Estimating…")
             self.estimate_changed.emit(text)
             return
-        text = (
-            f"Weights {format_bytes(mem.weights_bytes)}, "
-            f"KV cache {format_bytes(mem.kv_cache_bytes)}, "
-            f"compute {format_bytes(mem.compute_bytes)}."
-        )
         draft = self.draft_memory()
-        if draft is not None:
-            text += (
-                f"\nDraft model: weights {format_bytes(draft.weights_bytes)}, "
-                f"KV cache {format_bytes(draft.kv_cache_bytes)}, "
-                f"compute {format_bytes(draft.compute_bytes)}."
-            )
-        text += f"\n{place.describe()}"
-        speed_tip = ""
+        words, speed_tip, tok_s = place.describe(), "", None
         if place.fits and self.bandwidth is not None and self.meta is not None:
             tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
                                      active_fraction(self.meta))  # fmt: skip
             line, speed_tip = self.spec.speed_line(tok_s, draft, place.gpu_layers, self.bandwidth)
-            text += f"\n{line}"
-        self.estimate_label.setToolTip(speed_tip)
-        level = ChipLevel.GOOD if place.fits else ChipLevel.BAD
-        color = chip_colors(tokens_for(self.palette()), level).text
-        self.estimate_label.setStyleSheet(f"#loadEstimate {{ color: {color}; }}")
-        self.estimate_label.setText(text)
-        self.estimate_changed.emit(text)
+            words += f"\n{line}"
+        self.summary.show_estimate(parts_of(mem, draft), place, tok_s, words, speed_tip)
+        self.estimate_changed.emit(f"{self.summary.breakdown_text()}\n{words}")
 
     def auto_fit(self) -> int:
         """Set the slider to the most GPU layers that fit (the draft model's memory

@@ -1,9 +1,10 @@
 """The Load dialog's memory and runtime knobs, as one widget.
 
-GPU layers (slider, 0..n_layers, with Auto-fit), context length (with its warning past
-the trained context), parallel slots, KV-cache type, flash attention, threads, mmap,
-mlock and the chat format. They are one widget so the dialog can hide them all at
-once: a remote model (an engine's) has none of them here, its server decides.
+GPU layers (slider, 0..n_layers, with Auto-fit) and context length (with its warning
+past the trained context) first, in their own card, as LM Studio's load panel has them;
+parallel slots, KV-cache type, flash attention, threads, mmap, mlock and the chat
+format in a folded "Advanced" card. They are one widget so the dialog can hide them all
+at once: a remote model (an engine's) has none of them here, its server decides.
 The dialog owns the logic (estimate, auto-fit); this module only builds, resets and
 restores the fields, and turns them into a ``ContextPlan``.
 """
@@ -17,19 +18,22 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QSlider,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
 from hearth.core.quantization import KV_CACHE_TYPES
 from hearth.hardware import ContextPlan
 from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
+from hearth.ui.dialogs.load_sections import FoldingSection, wide_row
+from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.tokens import RADIUS, SPACE
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +55,17 @@ def notice_label(parent: QWidget, name: str, accessible: str, *, banner: bool) -
         t = tokens_for(parent.palette())
         label.setStyleSheet(
             f"#{name} {{ color: {t.text}; background: {t.danger_bg}; "
-            f"border: 1px solid {t.danger_border}; border-radius: 6px; padding: 8px; }}"
+            f"border: 1px solid {t.danger_border}; border-radius: {RADIUS['m']}px; "
+            f"padding: {SPACE['s']}px; }}"
         )
     label.hide()
     return label
 
 
 class LoadForm(QWidget):
-    """The knobs in a form; ``restore`` takes the dict ``load_choices`` saves."""
+    """The knobs as cards: the two that matter most (GPU offload, context) on top, the
+    rest under a folded "Advanced"; ``restore`` takes the dict ``load_choices`` saves.
+    The dialog adds the Speculation card to ``sections``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,9 +99,6 @@ class LoadForm(QWidget):
         )
         self.ctx_warning.setWordWrap(True)
         self.ctx_warning.hide()
-        ctx_row = QHBoxLayout()
-        ctx_row.addWidget(self.ctx_spin)
-        ctx_row.addWidget(self.ctx_warning, 1)
         self.parallel_spin = QSpinBox(self)
         self.parallel_spin.setAccessibleName("Parallel slots")
         self.parallel_spin.setRange(1, 64)
@@ -118,17 +122,41 @@ class LoadForm(QWidget):
         self.mlock_check.setAccessibleName("Lock the model in RAM")
         self.format_combo = ChatFormatCombo(self)  # tool-call/reasoning format: detect or name
 
-        self.form = QFormLayout(self)
-        self.form.setContentsMargins(0, 0, 0, 0)
-        self.form.addRow("GPU layers", gpu_row)
-        self.form.addRow("Context length", ctx_row)
-        self.form.addRow("Parallel slots", self.parallel_spin)
-        self.form.addRow("KV cache type", self.kv_combo)
-        self.form.addRow("Flash attention", self.flash_combo)
-        self.form.addRow("Threads", self.threads_spin)
-        self.form.addRow("", self.mmap_check)
-        self.form.addRow("", self.mlock_check)
-        self.form.addRow("Chat format", self.format_combo)
+        self.main_section = Section(
+            "Offload and context",
+            "How much of the model runs on the GPU, and how long a conversation it holds.",
+            self,
+            icon_kind="load",
+        )
+        wide_row(self.main_section, "GPU offload", gpu_row,
+                 "Layers on the GPU: more is faster. Auto-fit puts as many as fit.")  # fmt: skip
+        self.main_section.add_row("Context length", self.ctx_spin,
+                                  "Tokens of conversation the model sees at once.")  # fmt: skip
+        self.main_section.body.addWidget(self.ctx_warning)
+
+        self.advanced = FoldingSection(
+            "Advanced",
+            "Parallel slots, KV cache type, flash attention, threads, memory mapping and "
+            "the chat format.",
+            self,
+        )
+        self.advanced.add_row("Parallel slots", self.parallel_spin,
+                              "Requests answered at once; each gets the full context.")  # fmt: skip
+        self.advanced.add_row("KV cache type", self.kv_combo,
+                              "q8_0 or q4_0 halve or quarter the cache's memory.")  # fmt: skip
+        self.advanced.add_row("Flash attention", self.flash_combo,
+                              "Less memory for long contexts, where supported.")  # fmt: skip
+        self.advanced.add_row("Threads", self.threads_spin, "CPU threads; auto picks for you.")
+        self.advanced.add_widget(self.mmap_check)
+        self.advanced.add_widget(self.mlock_check)
+        self.advanced.add_row("Chat format", self.format_combo,
+                              "How tool calls and reasoning are read from replies.")  # fmt: skip
+
+        self.sections = QVBoxLayout(self)
+        self.sections.setContentsMargins(0, 0, 0, 0)
+        self.sections.setSpacing(SPACE["m"])
+        self.sections.addWidget(self.main_section)
+        self.sections.addWidget(self.advanced)
 
     def reset(self) -> None:
         """The defaults, before a model's own saved choices are restored; no layers

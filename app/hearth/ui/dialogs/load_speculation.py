@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from hearth.core.model_info import LoadConfig, SpecMode
 from hearth.core.units import format_bytes
@@ -42,6 +42,7 @@ from hearth.hardware.speed import (
 )
 from hearth.library import LocalModel
 from hearth.library.gguf_metadata import GgufMetadata
+from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ def draft_candidates(
 
 class SpeculationSection(QObject):
     """Mode, draft model and draft length; ``changed`` on every change. Its fields go
-    into the dialog's form (``add_to``), so they line up with the other knobs."""
+    in a card of their own (``add_to``), laid out as the dialog's other cards."""
 
     changed = Signal()
 
@@ -167,6 +168,7 @@ class SpeculationSection(QObject):
         self._models: list[LocalModel] = []
         self._candidates: list[DraftCandidate] = []
         self._pending: dict[str, Any] | None = None  # saved choices awaiting the library
+        self.section: Section | None = None  # the card, once ``add_to`` made it
         self.mode_combo = QComboBox(parent)
         self.mode_combo.setAccessibleName("Speculative decoding")
         for mode, label in MODE_LABELS:
@@ -174,6 +176,10 @@ class SpeculationSection(QObject):
         self.draft_combo = QComboBox(parent)
         self.draft_combo.setAccessibleName("Draft model")
         self.draft_combo.setToolTip("Library models, the same vocabulary first, smallest first")
+        self.draft_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.draft_combo.setMinimumContentsLength(24)  # long names must not widen the dialog
         self.max_spin = QSpinBox(parent)
         self.max_spin.setAccessibleName("Most tokens drafted per step")
         self.max_spin.setRange(1, 64)
@@ -193,12 +199,18 @@ class SpeculationSection(QObject):
         self._fill()
         self._changed()
 
-    def add_to(self, form: QFormLayout) -> None:
-        """Put the fields in ``form``, as its last rows."""
-        form.addRow("Speculation", self.mode_combo)
-        form.addRow("Draft model", self.draft_combo)
-        form.addRow("Draft up to", self.max_spin)
-        form.addRow("", self.note)
+    def add_to(self, layout: QVBoxLayout) -> Section:
+        """Put the fields in a card of their own at the end of ``layout``."""
+        self.section = Section(
+            "Speculation", "Faster replies, the same output: cheap guesses checked in one step.",
+            self._parent,
+        )  # fmt: skip
+        self.section.add_row("Mode", self.mode_combo)
+        self.section.add_row("Draft model", self.draft_combo)
+        self.section.add_row("Draft up to", self.max_spin)
+        self.section.body.addWidget(self.note)
+        layout.addWidget(self.section)
+        return self.section
 
     # ------------------------------------------------------------------ inputs
     def set_models(self, models: list[LocalModel]) -> None:

@@ -1,0 +1,157 @@
+"""The Load dialog's building blocks on top of the app's ``Section`` card.
+
+Settings and the Server page are made of ``ui/section.py`` cards; the Load dialog uses
+the same ones so it looks like the rest of the app. Two things it needs that a settings
+page does not: a row whose control spans the card (the GPU-offload slider reads badly
+squeezed into the right-hand column), and a card that folds (LM Studio keeps the
+rarely-touched knobs under "Advanced", closed until asked for). Both only arrange
+widgets; the dialog owns what they mean.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QLayout,
+    QScrollArea,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hearth.ui.section import Section
+
+log = logging.getLogger(__name__)
+
+
+def header_grid(section: Section) -> QGridLayout | None:
+    """The grid holding a section's icon, title and description (its first layout)."""
+    outer = section.layout()
+    item = outer.itemAt(0) if outer is not None else None
+    grid = item.layout() if item is not None else None
+    return grid if isinstance(grid, QGridLayout) else None
+
+
+def put_in_header(section: Section, widget: QWidget) -> None:
+    """``widget`` at the right end of the section's title line (a chip, a toggle)."""
+    grid = header_grid(section)
+    if grid is None:  # the section's structure changed: still show it, in the body
+        log.warning("no header grid in section %r; %s goes to its body", section.title(), widget)
+        section.body.addWidget(widget)
+        return
+    widget.setParent(section)
+    grid.addWidget(widget, 0, 2, 2, 1, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignRight)
+
+
+def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> QWidget:
+    """A setting whose control spans the card: ``name`` and ``hint`` above, ``control``
+    (a layout: a slider with its value and a button) below them."""
+    row = QWidget(section)
+    row.setObjectName("settingRow")
+    label = QLabel(name, row)
+    label.setObjectName("settingName")
+    column = QVBoxLayout(row)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(2)
+    column.addWidget(label)
+    if hint:
+        note = QLabel(hint, row)
+        note.setObjectName("settingHint")
+        note.setProperty("role", "muted")
+        note.setWordWrap(True)
+        column.addWidget(note)
+    column.addSpacing(4)
+    column.addLayout(control)
+    section.body.addWidget(row)
+    return row
+
+
+class FoldingSection(Section):
+    """A section whose body folds away under its title; ``expanded`` says which.
+
+    Folded, the description still says what is inside, so nothing is hidden without
+    a word: "Parallel slots, KV cache, …"."""
+
+    toggled = Signal(bool)
+
+    def __init__(
+        self,
+        title: str,
+        description: str = "",
+        parent: QWidget | None = None,
+        *,
+        expanded: bool = False,
+    ) -> None:
+        super().__init__(title, description, parent)
+        self.toggle = QToolButton(self)
+        self.toggle.setObjectName("foldToggle")
+        self.toggle.setCheckable(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setAccessibleName(f"Show {title.lower()} settings")
+        self.toggle.toggled.connect(self.set_expanded)
+        put_in_header(self, self.toggle)
+        self._expanded = not expanded  # so that set_expanded lays it out
+        self.set_expanded(expanded)
+
+    @property
+    def expanded(self) -> bool:
+        return self._expanded
+
+    def set_expanded(self, expanded: bool) -> None:
+        if expanded == self._expanded:
+            return
+        self._expanded = expanded
+        self.toggle.blockSignals(True)
+        self.toggle.setChecked(expanded)
+        self.toggle.blockSignals(False)
+        self.toggle.setText("Hide" if expanded else "Show")
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
+        for i in range(self.body.count()):
+            item = self.body.itemAt(i)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.setVisible(expanded)
+        self.toggled.emit(expanded)
+
+    def add_row(self, name: str, control: QWidget, hint: str = "") -> QWidget:
+        row = super().add_row(name, control, hint)
+        row.setVisible(self._expanded)
+        return row
+
+    def add_widget(self, widget: QWidget) -> None:
+        """A widget of its own in the body (a check box), folded with the rows."""
+        self.body.addWidget(widget)
+        widget.setVisible(self._expanded)
+
+
+class FittingScroll(QScrollArea):
+    """A scroll area that asks for its content's whole size: the dialog opens as tall
+    as its cards on a big screen, and scrolls only where the screen is smaller."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("loadScroll")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+        self.viewport().setAutoFillBackground(False)
+        content.setAutoFillBackground(False)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        content = self.widget()
+        if content is None:
+            return super().sizeHint()
+        hint = content.sizeHint()
+        bar = self.verticalScrollBar().sizeHint().width()
+        return QSize(hint.width() + bar, hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        content = self.widget()
+        width = content.minimumSizeHint().width() if content is not None else 0
+        return QSize(width + self.verticalScrollBar().sizeHint().width(), 120)
