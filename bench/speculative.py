@@ -278,7 +278,31 @@ def report(args: argparse.Namespace, all_cases: list[Case]) -> tuple[str, bool]:
             same = texts == case.texts.get(f"{key} off")
             ok &= same
             lines.append(f"- {case.name}, {key}: {'identical' if same else 'DIFFERENT'}")
+    lines += llama_server_identity(all_cases)
     return "\n".join(lines), ok
+
+
+def llama_server_identity(all_cases: list[Case]) -> list[str]:
+    """For reference (not a Hearth target): whether llama-server's own -md output equals
+    its plain output, and Hearth's plain output llama-server's, on the same workloads.
+    A near tie flipped by batched verification shows up here too if it is llama.cpp's."""
+    plain = next((c for c in all_cases if c.name == "llama-server"), None)
+    if plain is None:
+        return []
+    lines = ["", "For reference, llama-server's greedy output against its own plain run:"]
+    for case in all_cases:
+        if not case.llama_server or case is plain:
+            continue
+        for key, texts in case.texts.items():
+            same = texts == plain.texts.get(key)
+            lines.append(f"- {case.name}, {key}: {'identical' if same else 'DIFFERENT'}")
+    hearth = next((c for c in all_cases if c.name == "draft"), None)
+    if hearth is not None:
+        for key, texts in plain.texts.items():
+            same = texts == hearth.texts.get(f"{key} off")
+            verdict = "identical" if same else "DIFFERENT"
+            lines.append(f"- Hearth plain vs llama-server plain, {key}: {verdict}")
+    return lines
 
 
 def parse_args(argv_: list[str] | None = None) -> argparse.Namespace:
