@@ -1,22 +1,18 @@
 """The Load dialog: how to load one model, with a live memory estimate.
 
-The knobs (GPU layers, context, KV-cache type, flash attention, threads, mmap/mlock,
-slots, chat format: ``load_form``) and speculative decoding (off, n-gram, or a draft
-model from the library: ``load_speculation``) apply to the model chosen at the top
-(any model in the library: ``model_choice``; switching re-reads its header and
-restores its own saved choices). The estimate comes from the GGUF headers (read on a
-worker thread once) and ``hearth.hardware``'s memory model, which is plain arithmetic
-and cheap enough to redo on every change; a draft model's memory is counted too.
-"Auto-fit" picks the most GPU layers that fit. The choices are remembered per model
-(by path) in the settings.
+Laid out as LM Studio's load panel, on the app's cards (``load_form``): the model
+(any in the library: ``model_choice``; switching re-reads its header and restores its
+own saved choices) and its facts on top; GPU offload with Auto-fit and the context
+first; "Advanced" (slots, KV cache, flash attention, threads, mmap/mlock, chat format)
+folded; speculation (``load_speculation``) a card of its own; the estimate pinned at the
+foot (``load_summary``) above Load. The estimate comes from the GGUF headers (read on a
+worker thread) and ``hearth.hardware``'s memory model, cheap enough to redo on every
+change, a draft model included. The choices are remembered per model (by path).
 
-Two notices replace what would mislead: a remote model (``engine/model``, issue 15)
-has no memory controls here (``load_remote``), and a GPU that this llama.cpp build
-can't use is said plainly with the command that rebuilds it (``backend`` given:
-``hardware.offload_notice``); the estimate then counts the CPU only, as the worker will.
-
-``place_layers`` (``load_placement``), ``plain_load_error`` (``load_errors``) and
-``saved_load_options`` (``load_choices``) stay importable from here for old callers.
+A remote model (``engine/model``) has no memory controls here (``load_remote``), and
+a GPU this llama.cpp build can't use is said with the command that rebuilds it
+(``hardware.offload_notice``); the estimate then counts the CPU, as the worker will.
+``place_layers``, ``plain_load_error`` and ``saved_load_options`` stay importable here.
 """
 
 from __future__ import annotations
@@ -58,7 +54,7 @@ from hearth.ui.dialogs.load_form import (
 )
 from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.dialogs.load_remote import remote_engine, remote_note
-from hearth.ui.dialogs.load_sections import FittingScroll
+from hearth.ui.dialogs.load_sections import FittingScroll, grow_to_hint
 from hearth.ui.dialogs.load_speculation import SpeculationSection
 from hearth.ui.dialogs.load_summary import EstimatePanel, parts_of
 from hearth.ui.dialogs.model_choice import ModelChoice
@@ -122,7 +118,7 @@ class LoadDialog(QDialog):
         self.speed = speed or MachineSpeed(store)
         self.bandwidth: Bandwidth | None = None
         self.setAccessibleName("Load model dialog")
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(600)  # the cards' hints on two lines at most
         self.remote_model = str(model_path) if remote_engine(model_path, self.engines) else None
         self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self,
                                        label=self.remote_model)  # fmt: skip
@@ -186,8 +182,8 @@ class LoadDialog(QDialog):
         self.info_label.setObjectName("loadModelFacts")
         self.info_label.setProperty("role", "muted")
         self.info_label.setWordWrap(True)
-        self.offload_label = notice_label(self, "offloadNotice", "GPU offload notice", banner=True)
-        self.remote_label = notice_label(self, "remoteNote", "Remote model note", banner=False)
+        self.offload_label = notice_label(self, "offloadNotice", "GPU offload notice")
+        self.remote_label = notice_label(self, "remoteNote", "Remote model note")
 
         self.form = LoadForm(self)  # aliases: tests and callers know the knobs by name
         self.gpu_slider, self.gpu_value = self.form.gpu_slider, self.form.gpu_value
@@ -241,6 +237,7 @@ class LoadDialog(QDialog):
         self.ctx_spin.valueChanged.connect(self._update_ctx_warning)
         self.flash_combo.currentTextChanged.connect(self._update_estimate)
         self.spec.changed.connect(self._update_estimate)
+        self.form.advanced.toggled.connect(lambda _: grow_to_hint(self))
 
     # ------------------------------------------------------------------ info
     async def _read_info(self) -> None:

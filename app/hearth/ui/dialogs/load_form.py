@@ -33,7 +33,7 @@ from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
 from hearth.ui.dialogs.load_sections import FoldingSection, wide_row
 from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
-from hearth.ui.style.tokens import RADIUS, SPACE
+from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
 
@@ -43,21 +43,15 @@ DEFAULT_SLOTS = 4
 MAX_CONTEXT = 1 << 20
 
 
-def notice_label(parent: QWidget, name: str, accessible: str, *, banner: bool) -> QLabel:
-    """A hidden, wrapped, selectable note (its command can be copied); a ``banner`` is
-    boxed in the theme's alert colours, readable in both themes."""
+def notice_label(parent: QWidget, name: str, accessible: str) -> QLabel:
+    """A hidden, wrapped, selectable note (its command can be copied). Its look is the
+    app stylesheet's rule for ``name`` (``#offloadNotice`` is boxed in the warning
+    colours of the theme of the moment); without one it is plain text."""
     label = QLabel(parent)
     label.setObjectName(name)
     label.setAccessibleName(accessible)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if banner:
-        t = tokens_for(parent.palette())
-        label.setStyleSheet(
-            f"#{name} {{ color: {t.text}; background: {t.danger_bg}; "
-            f"border: 1px solid {t.danger_border}; border-radius: {RADIUS['m']}px; "
-            f"padding: {SPACE['s']}px; }}"
-        )
     label.hide()
     return label
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.ui.section import Section
+from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,17 @@ def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> Q
     column.addLayout(control)
     section.body.addWidget(row)
     return row
+
+
+def grow_to_hint(window: QWidget) -> None:
+    """Make ``window`` as tall as it asks for (a card just unfolded), as far as its
+    screen allows; past that its scroll area scrolls, and it never shrinks (the size
+    the user gave it stays)."""
+    screen = window.screen()
+    room = screen.availableGeometry().height() - 2 * SPACE["xxl"] if screen else 0
+    want = window.sizeHint().height()
+    if room > 0 and want > window.height():
+        window.resize(window.width(), min(want, room))
 
 
 class FoldingSection(Section):
