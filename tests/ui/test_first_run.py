@@ -76,7 +76,7 @@ def test_gpu_with_a_cpu_only_build_says_how_to_rebuild(qtbot: QtBot, arun, tmp_p
     assert text == offload_notice(WITH_GPU, False)  # the one wording, not a copy
     assert "RTX 4070" in text and "CPU-only" in text
     assert "HEARTH_BACKEND=cuda bash scripts/bootstrap" in text
-    assert "llama.cpp backend: CPU (CPU only)" in dialog.hardware.texts()
+    assert "llama.cpp: CPU only" in dialog.hardware.texts()
     assert "GPU: NVIDIA GeForce RTX 4070, 12.0 GiB" in dialog.hardware.texts()
     # The build can't offload, so nothing is judged to fit on the GPU; fitting in RAM
     # beside an unused GPU is amber, not green.
@@ -229,6 +229,8 @@ def test_lays_out_whole_at_its_size_and_on_a_small_screen(
             last = max(c.mapTo(dialog, QPoint(0, c.height())).y() for c in dialog.cards)
             footer = close.mapTo(dialog, QPoint(0, 0)).y()
             assert footer - last < 80, (label, footer - last)  # no empty area between
+            if size is not None:
+                assert dialog.height() <= size[1] - 40  # it still fits that screen
 
 
 def test_each_card_downloads_or_opens_its_model_in_one_click(qtbot: QtBot, arun) -> None:

@@ -322,11 +322,12 @@ def test_settings_persist_and_first_run_once(
         dialog = win.extras.maybe_show_first_run()
         assert dialog is not None
         await arun.wait_until(lambda: bool(dialog.fits), 30, "the hardware probe")
-        assert "llama.cpp backend: CPU" in dialog.hardware_label.text()
-        assert "RAM:" in dialog.hardware_label.text()
-        assert dialog.table.rowCount() == len(dialog.picks.categories)  # a best fit each
+        facts = dialog.hardware.texts()
+        assert "llama.cpp: CPU only" in facts
+        assert any(fact.startswith("RAM: ") for fact in facts)
+        assert len(dialog.cards) == len(dialog.picks.categories)  # a best fit each
         _shot(dialog, tmp_path, "first_run")
-        # Double-clicking a recommendation opens it in Discover (Hub unreachable here).
+        # Clicking a recommendation's card opens it in Discover (Hub unreachable here).
         monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
         dialog.model_chosen.emit("Qwen/Qwen2.5-7B-Instruct-GGUF", "model-Q4_K_M.gguf")
         assert win.pages.currentWidget() is win.discover_page

@@ -132,8 +132,8 @@ class FirstRunDialog(QDialog):
         title = QLabel("Welcome to Hearth", self)
         title.setProperty("role", "display")
         intro = QLabel(
-            "Chat with AI models that run privately on this computer. Pick one that "
-            "suits it to get started.",
+            "Chat with AI models that run privately on this computer. Download one that "
+            "suits it to start: it loads when done.",
             self,
         )
         intro.setProperty("role", "muted")
@@ -181,9 +181,12 @@ class FirstRunDialog(QDialog):
         layout.addWidget(intro)
         layout.addSpacing(SPACE["xs"])
         layout.addWidget(self.hardware)
-        layout.addWidget(self.offload_label)
-        layout.addWidget(self.copy_command_button, 0, Qt.AlignmentFlag.AlignRight)
-        layout.addSpacing(SPACE["m"])
+        notice_row = QHBoxLayout()  # the command's button beside the notice: a row less
+        notice_row.setSpacing(SPACE["s"])
+        notice_row.addWidget(self.offload_label, 1)
+        notice_row.addWidget(self.copy_command_button, 0, Qt.AlignmentFlag.AlignBottom)
+        layout.addLayout(notice_row)
+        layout.addSpacing(SPACE["s"])
         layout.addWidget(heading)
         layout.addWidget(self.cards_hint)
         layout.addLayout(self.grid)
@@ -271,19 +274,14 @@ class FirstRunDialog(QDialog):
         self.cards, self.download_buttons = [], []
         for i, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
             kind = self.picks.categories.get(m.category, m.category)
-            card = PickCard(m, self, kicker=kind)
+            card = PickCard(m, self, kicker=kind, actions=[self._download_button(m, fit)])
             card.chip.set_chip(fit_chip(fit, self.system, pick_speed(m, fit, self.bandwidth)))
             card.activated.connect(lambda _repo, p=m: self.model_chosen.emit(p.repo, p.file))
-            card.add_actions(self._download_button(m, fit))
             self.grid.addWidget(card, i // COLUMNS, i % COLUMNS)
             card.show()  # now, not on the next turn: the height to fit counts it
             self.cards.append(card)
-        self.cards_hint.setText(
-            "Download one to start chatting; it loads when it is done. Click a card "
-            "for its other sizes in Discover."
-            if self.models
-            else "No recommended models: Browse all models finds more."
-        )
+        self.cards_hint.setText("No recommended models: Browse all models finds more.")
+        self.cards_hint.setVisible(not self.models)  # else the intro says what to do
 
     def _download_button(self, m: Pick, fit: RoughFit) -> QPushButton:
         button = IconButton(

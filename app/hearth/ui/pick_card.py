@@ -3,14 +3,15 @@
 A card shows a pick of the one table of picks (``hub.picks``): its name and repo, what
 it is good for, its fit chip for this machine and the suggested quant with its
 download size. A single click (or Enter) anywhere on the card opens the repo's model
-page (``activated``). A view may add its own buttons below (``add_actions``): the
-Welcome window adds "Download", the way LM Studio's onboarding offers its pick; the
-card stays the one definition of how a pick looks.
+page (``activated``). A view may give it buttons of its own (``actions``, on the chip's
+row): the Welcome window gives "Download", the way LM Studio's onboarding offers its
+pick; the card stays the one definition of how a pick looks.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent
@@ -35,7 +36,14 @@ class PickCard(QFrame):
 
     activated = Signal(str)  # the repo id
 
-    def __init__(self, pick: Pick, parent: QWidget | None = None, *, kicker: str = "") -> None:
+    def __init__(
+        self,
+        pick: Pick,
+        parent: QWidget | None = None,
+        *,
+        kicker: str = "",
+        actions: Sequence[QWidget] = (),
+    ) -> None:
         super().__init__(parent)
         self.pick = pick
         self.setProperty("card", True)
@@ -66,35 +74,33 @@ class PickCard(QFrame):
             label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         for label in labels:
             label.setStyleSheet("background: transparent; border: none;")
+        self.buttons = list(actions)  # the view's own, on the chip's row
+        title_row = QHBoxLayout()
+        title_row.setSpacing(SPACE["s"])
+        title_row.addWidget(self.title)
+        title_row.addStretch(1)
         chip_row = QHBoxLayout()
         chip_row.setSpacing(SPACE["s"])
         chip_row.addWidget(self.chip)
         chip_row.addStretch(1)
-        chip_row.addWidget(self.size_label)
-        self.column = QVBoxLayout(self)
-        self.column.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
-        self.column.setSpacing(SPACE["xs"])
-        if kicker:
-            self.column.addWidget(self.kicker)
-        self.column.addWidget(self.title)
-        self.column.addWidget(self.repo_label)
-        self.column.addWidget(self.text)
-        self.column.addStretch(1)
-        self.column.addSpacing(SPACE["xs"])
-        self.column.addLayout(chip_row)
-
-    def add_actions(self, *buttons: QWidget) -> QHBoxLayout:
-        """A row of buttons under the chip, at the card's right (a view's own actions)."""
-        row = QHBoxLayout()
-        row.setSpacing(SPACE["s"])
-        row.addStretch(1)
-        for button in buttons:
+        # With actions the buttons take the chip's row, and the size moves up beside
+        # the name: a row per card less, and still no word cut on a two-column window.
+        (title_row if actions else chip_row).addWidget(self.size_label)
+        for button in actions:
             button.setParent(self)
             button.setCursor(Qt.CursorShape.ArrowCursor)
-            row.addWidget(button)
-        self.column.addSpacing(SPACE["xs"])
-        self.column.addLayout(row)
-        return row
+            chip_row.addWidget(button)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(SPACE["l"], SPACE["m"], SPACE["l"], SPACE["m"])
+        column.setSpacing(SPACE["xs"])
+        if kicker:
+            column.addWidget(self.kicker)
+        column.addLayout(title_row)
+        column.addWidget(self.repo_label)
+        column.addWidget(self.text)
+        column.addStretch(1)
+        column.addSpacing(SPACE["xs"])
+        column.addLayout(chip_row)
 
     def judge(self, system: SystemMemory, bandwidth: Bandwidth | None) -> None:
         """Discover's chip: the fit of the default quant's size, with the speed."""

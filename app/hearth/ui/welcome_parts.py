@@ -91,10 +91,13 @@ def hardware_facts(
     if not system.gpus:
         facts.append(HardwareFact("GPU", "none found", "Models run on the CPU."))
     if backend_name is None:
-        facts.append(HardwareFact("Backend", "checking…"))
+        facts.append(HardwareFact("llama.cpp", "checking…"))
     else:
-        offload = "GPU offload available" if gpu_offload else "CPU only"
-        facts.append(HardwareFact("llama.cpp backend", f"{backend_name} ({offload})"))
+        offload = "GPU offload" if gpu_offload else "CPU only"
+        value = offload if backend_name in ("CPU", offload) else f"{backend_name} ({offload})"
+        facts.append(
+            HardwareFact("llama.cpp", value, f"The llama.cpp build in this install: {backend_name}")
+        )
     return facts
 
 
