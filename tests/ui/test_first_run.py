@@ -109,6 +109,8 @@ def test_no_notice_when_there_is_nothing_to_fix(
     dialog = _welcome(qtbot, arun, system, backend)
     assert not dialog.offload_label.isVisible() and not dialog.copy_command_button.isVisible()
     assert dialog.offload_label.text() == ""
+    said = {CUDA_BUILD: "CUDA (GPU offload)", CPU_BUILD: "CPU only", BROKEN: "not working"}
+    assert f"llama.cpp: {said[backend]}" in dialog.hardware.texts()
     levels = [_level(dialog, row) for row in range(len(dialog.cards))]
     assert ChipLevel.UNKNOWN not in levels  # every row judged
     verdicts = [fit.verdict for fit in dialog.fits]
@@ -198,14 +200,18 @@ def _cut(widget: QWidget) -> bool:
     return widget.sizeHint().width() > widget.width()
 
 
-@pytest.mark.parametrize("machine", ["no-gpu", "gpu-notice"])
+@pytest.mark.parametrize("machine", ["no-gpu", "gpu-notice", "too-small"])
 def test_lays_out_whole_at_its_size_and_on_a_small_screen(
     qtbot: QtBot, arun, tmp_path: Path, machine: str
 ) -> None:
     """At the size it opens with, and fitted to a 900x650 screen (as the screenshot test
     fits it), in both themes: every card and the footer are inside the window, no text
     is cut, and there is no empty area under the cards."""
-    system, backend = (NO_GPU, CPU_BUILD) if machine == "no-gpu" else (WITH_GPU, CPU_BUILD)
+    system, backend = {
+        "no-gpu": (NO_GPU, CPU_BUILD),
+        "gpu-notice": (WITH_GPU, CPU_BUILD),
+        "too-small": (SystemMemory(GIB, GIB // 2, 2, 2), CPU_BUILD),  # red chips
+    }[machine]
     dialog = _welcome(qtbot, arun, system, backend, MachineSpeed(ram_bps=20e9))
     browse, close = dialog.browse_button, dialog.findChild(QDialogButtonBox)
     assert close is not None
@@ -250,6 +256,10 @@ def test_each_card_downloads_or_opens_its_model_in_one_click(qtbot: QtBot, arun)
     assert wanted == [dialog.models[1]] and not dialog.isVisible()
     assert len(chosen) == 1  # the button's click is not the card's
     again = _welcome(qtbot, arun, NO_GPU, CPU_BUILD)
+    box = again.findChild(QDialogButtonBox)
+    assert box is not None  # Enter closes (Close is the default), never downloads
+    assert box.button(QDialogButtonBox.StandardButton.Close).isDefault()
+    assert not any(b.isDefault() for b in again.download_buttons)
     again.browse_requested.connect(lambda: browsed.append(True))
     qtbot.mouseClick(again.browse_button, Qt.MouseButton.LeftButton)
     assert browsed == [True] and not again.isVisible()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -169,6 +169,7 @@ class FirstRunDialog(QDialog):
         close = buttons.button(QDialogButtonBox.StandardButton.Close)
         close.setAccessibleName("Close the welcome window")
         close.clicked.connect(self.accept)
+        close.setDefault(True)  # Enter closes, as Esc does: never a download by accident
         footer = QHBoxLayout()
         footer.addWidget(self.browse_button)
         footer.addStretch(1)
@@ -194,6 +195,7 @@ class FirstRunDialog(QDialog):
         layout.addLayout(footer)
         self._show_hardware()
         self.resize(DEFAULT_WIDTH, self._content_height(DEFAULT_WIDTH))
+        close.setFocus()
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
 
     def _content_height(self, width: int) -> int:
@@ -201,6 +203,11 @@ class FirstRunDialog(QDialog):
         layout = self.layout()
         assert layout is not None
         return max(layout.totalHeightForWidth(width), layout.totalMinimumSize().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """Its default width, and the height its content needs there (a wrapped label's
+        own hint would ask for more, leaving an empty band under the cards)."""
+        return QSize(DEFAULT_WIDTH, self._content_height(DEFAULT_WIDTH))
 
     def _fit_height(self) -> None:
         """Grow or shrink to the content (cards arrived, a notice showed): no empty
@@ -231,9 +238,12 @@ class FirstRunDialog(QDialog):
         if self.system is None:
             return
         b = self.backend
-        self.hardware.show_facts(
-            hardware_facts(self.system, b.name if b else None, b.gpu_offload if b else False)
+        facts = (
+            hardware_facts(self.system, b.name, b.gpu_offload, b.error)
+            if b
+            else hardware_facts(self.system, None)
         )
+        self.hardware.show_facts(facts)
 
     def _show_offload_notice(self) -> None:
         assert self.system is not None and self.backend is not None

@@ -65,9 +65,13 @@ class HardwareFact:
 
 
 def hardware_facts(
-    system: SystemMemory, backend_name: str | None, gpu_offload: bool = False
+    system: SystemMemory,
+    backend_name: str | None,
+    gpu_offload: bool = False,
+    error: str | None = None,
 ) -> list[HardwareFact]:
-    """What the row shows; ``backend_name`` None while the backend probe runs."""
+    """What the row shows; ``backend_name`` None while the backend probe runs,
+    ``error`` the probe's when the library is broken."""
     facts = [
         HardwareFact(
             "CPU",
@@ -92,6 +96,8 @@ def hardware_facts(
         facts.append(HardwareFact("GPU", "none found", "Models run on the CPU."))
     if backend_name is None:
         facts.append(HardwareFact("llama.cpp", "checking…"))
+    elif error is not None:
+        facts.append(HardwareFact("llama.cpp", "not working", error))
     else:
         offload = "GPU offload" if gpu_offload else "CPU only"
         value = offload if backend_name in ("CPU", offload) else f"{backend_name} ({offload})"
