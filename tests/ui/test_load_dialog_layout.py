@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from hearth.hardware import GpuInfo, SystemMemory
 from hearth.library.library import Library
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.dialogs.load_dialog import LoadDialog
+from hearth.ui.dialogs.load_dialog import ADVANCED_OPEN, LoadDialog
 from hearth.ui.dialogs.load_placement import Placement
 from hearth.ui.dialogs.load_summary import placement_chip
 from hearth.ui.fit_chip import ChipLevel
@@ -94,6 +94,14 @@ def test_cards_in_order_advanced_folded_and_the_estimate_at_the_foot(
         assert dialog.spec.mode_combo.isVisible()
     finally:
         dialog.close()
+    again = _open(arun, tiny_model_q8, SettingsStore(tmp_path / "s.json"), GPU_MACHINE)
+    try:  # the fold is remembered
+        assert again.form.advanced.expanded and again.parallel_spin.isVisible()
+        again.form.advanced.toggle.click()
+        assert not again.parallel_spin.isVisible()
+    finally:
+        again.close()
+    assert SettingsStore(tmp_path / "s.json").settings.extra[ADVANCED_OPEN] is False
 
 
 def test_the_chip_bar_and_meters_follow_the_layers(

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -54,18 +53,23 @@ from hearth.ui.dialogs.load_form import (
 )
 from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.dialogs.load_remote import remote_engine, remote_note
-from hearth.ui.dialogs.load_sections import FittingScroll, grow_to_hint
+from hearth.ui.dialogs.load_sections import (
+    FittingScroll,
+    compact_combo,
+    grow_to_hint,
+    primary_button,
+)
 from hearth.ui.dialogs.load_speculation import SpeculationSection
 from hearth.ui.dialogs.load_summary import EstimatePanel, parts_of
 from hearth.ui.dialogs.model_choice import ModelChoice
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.style.icons import icon
-from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
+
+ADVANCED_OPEN = "load_dialog_advanced_open"  # settings key: the Advanced card unfolded
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -122,10 +126,7 @@ class LoadDialog(QDialog):
         self.remote_model = str(model_path) if remote_engine(model_path, self.engines) else None
         self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self,
                                        label=self.remote_model)  # fmt: skip
-        self.model_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.model_combo.setMinimumContentsLength(30)  # a long name must not widen the dialog
+        compact_combo(self.model_combo, 30)  # a long name must not widen the dialog
         self._build()
         self.model_combo.model_chosen.connect(self.switch_model)
         self.model_combo.filled.connect(lambda: self.spec.set_models(self.model_combo.models))
@@ -201,15 +202,7 @@ class LoadDialog(QDialog):
         self.estimate_label = self.summary.estimate_label
 
         self.buttons = QDialogButtonBox(self)
-        self.load_button = self.buttons.addButton("Load", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.load_button.setAccessibleName("Load the model")
-        self.load_button.setProperty("primary", True)
-        style = self.load_button.style()  # the button box polished it on adding it:
-        style.unpolish(self.load_button)  # polish again, for the primary rule to apply
-        style.polish(self.load_button)
-        theme = tokens_for(self.palette())
-        self.load_button.setIcon(icon("load", theme, color=theme.on_accent))
-        self.load_button.setDefault(True)
+        self.load_button = primary_button(self.buttons, "Load", "Load the model", "load")
         cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         cancel.setAccessibleName("Cancel")
         self.buttons.accepted.connect(self.accept)
@@ -237,7 +230,14 @@ class LoadDialog(QDialog):
         self.ctx_spin.valueChanged.connect(self._update_ctx_warning)
         self.flash_combo.currentTextChanged.connect(self._update_estimate)
         self.spec.changed.connect(self._update_estimate)
-        self.form.advanced.toggled.connect(lambda _: grow_to_hint(self))
+        self.form.advanced.set_expanded(self.store.settings.extra.get(ADVANCED_OPEN) is True)
+        self.form.advanced.toggled.connect(self._advanced_toggled)
+
+    def _advanced_toggled(self, expanded: bool) -> None:
+        """Remember the fold for next time (a small JSON write), and make room."""
+        self.store.settings.extra[ADVANCED_OPEN] = expanded
+        self.store.save()
+        grow_to_hint(self)
 
     # ------------------------------------------------------------------ info
     async def _read_info(self) -> None:

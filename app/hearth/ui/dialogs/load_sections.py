@@ -14,10 +14,13 @@ import logging
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
+    QDialogButtonBox,
     QFrame,
     QGridLayout,
     QLabel,
     QLayout,
+    QPushButton,
     QScrollArea,
     QToolButton,
     QVBoxLayout,
@@ -25,6 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.ui.section import Section
+from hearth.ui.style.icons import icon
+from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
@@ -70,6 +75,30 @@ def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> Q
     column.addLayout(control)
     section.body.addWidget(row)
     return row
+
+
+def compact_combo(combo: QComboBox, chars: int) -> None:
+    """A combo as wide as ``chars`` characters, whatever its items: a long model name
+    is elided instead of widening the dialog past a small screen."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(chars)
+
+
+def primary_button(
+    box: QDialogButtonBox, text: str, accessible: str, icon_kind: str
+) -> QPushButton:
+    """The dialog's one main action: accent-filled (the stylesheet's primary rule), with
+    its icon, and the default button (Enter presses it)."""
+    button = box.addButton(text, QDialogButtonBox.ButtonRole.AcceptRole)
+    button.setAccessibleName(accessible)
+    button.setProperty("primary", True)
+    style = button.style()  # the box polished it on adding it: polish it again,
+    style.unpolish(button)  # or the primary rule does not apply
+    style.polish(button)
+    theme = tokens_for(box.palette())
+    button.setIcon(icon(icon_kind, theme, color=theme.on_accent))
+    button.setDefault(True)
+    return button
 
 
 def grow_to_hint(window: QWidget) -> None:

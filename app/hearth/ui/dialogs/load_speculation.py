@@ -42,6 +42,7 @@ from hearth.hardware.speed import (
 )
 from hearth.library import LocalModel
 from hearth.library.gguf_metadata import GgufMetadata
+from hearth.ui.dialogs.load_sections import compact_combo
 from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
 
@@ -176,10 +177,7 @@ class SpeculationSection(QObject):
         self.draft_combo = QComboBox(parent)
         self.draft_combo.setAccessibleName("Draft model")
         self.draft_combo.setToolTip("Library models, the same vocabulary first, smallest first")
-        self.draft_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.draft_combo.setMinimumContentsLength(24)  # long names must not widen the dialog
+        compact_combo(self.draft_combo, 24)  # long names must not widen the dialog
         self.max_spin = QSpinBox(parent)
         self.max_spin.setAccessibleName("Most tokens drafted per step")
         self.max_spin.setRange(1, 64)

@@ -286,6 +286,11 @@ class EstimatePanel(Section):
             self.legend.addWidget(cell)
             self._legend_items.append((swatch, label))
         self.legend.addStretch(1)
+        if parts:
+            total = QLabel(f"Total {format_bytes(sum(p.size for p in parts))}", self)
+            total.setObjectName("loadTotal")
+            total.setProperty("role", "muted")
+            self.legend.addWidget(total)
 
     def _fill(self, meter: QProgressBar, used: int, capacity: int) -> None:
         share = used / capacity if capacity > 0 else (1.0 if used else 0.0)
