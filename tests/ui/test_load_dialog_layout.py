@@ -153,9 +153,11 @@ def test_placement_chip_levels() -> None:
 def test_the_estimate_is_readable_and_the_dialog_fits_a_small_screen(
     arun: Any, tiny_model_q8: Path, tmp_path: Path, theme: str
 ) -> None:
-    apply_theme(theme)
+    apply_theme("dark" if theme == "light" else "light")  # opened in the other theme:
     dialog = _open(arun, tiny_model_q8, SettingsStore(tmp_path / "s.json"), GPU_MACHINE)
     try:
+        apply_theme(theme)  # every colour follows the switch
+        dialog.ctx_spin.setValue(1 << 16)  # past the trained context: the warning shows
         dialog.form.advanced.toggle.click()  # the tallest it gets
         QApplication.processEvents()
         natural = dialog.sizeHint().expandedTo(dialog.minimumSize())
@@ -167,7 +169,10 @@ def test_the_estimate_is_readable_and_the_dialog_fits_a_small_screen(
         for widget in (dialog.summary, dialog.load_button, dialog.model_combo):
             bottom = widget.mapTo(dialog, widget.rect().bottomRight())
             assert 0 <= bottom.y() <= dialog.height() and bottom.x() <= dialog.width()
-        for label in (dialog.estimate_label, dialog.summary.ram_amount, dialog.info_label):
+        labels = (dialog.estimate_label, dialog.summary.ram_amount, dialog.info_label,
+                  dialog.spec.note, dialog.ctx_warning)  # fmt: skip
+        assert dialog.ctx_warning.isVisible()
+        for label in labels:
             assert _text_contrast(label) >= 4.5, (label.objectName(), theme)
         assert _text_contrast(dialog.summary.chip) >= 4.5
         folder = Path(os.environ.get(SHOTS_ENV) or tmp_path)

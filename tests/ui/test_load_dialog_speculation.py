@@ -148,7 +148,6 @@ def _screenshots(dialog: LoadDialog, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         apply_theme(theme)
-        dialog.spec._changed()  # the note's colour comes from the theme's tokens
         QApplication.processEvents()
         dialog.resize(560, dialog.layout().totalHeightForWidth(560))  # type: ignore[union-attr]
         QApplication.processEvents()

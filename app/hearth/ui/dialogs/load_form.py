@@ -30,9 +30,8 @@ from PySide6.QtWidgets import (
 from hearth.core.quantization import KV_CACHE_TYPES
 from hearth.hardware import ContextPlan
 from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
-from hearth.ui.dialogs.load_sections import FoldingSection, wide_row
+from hearth.ui.dialogs.load_sections import FoldingSection, ToneLabel, wide_row
 from hearth.ui.section import Section
-from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
@@ -85,13 +84,8 @@ class LoadForm(QWidget):
         self.ctx_spin.setSuffix(" tokens")
         self.ctx_spin.setValue(DEFAULT_CONTEXT)
         # Past the trained context a model usually degrades; allowed, but said next to it.
-        self.ctx_warning = QLabel(self)
-        self.ctx_warning.setObjectName("ctxWarning")
-        self.ctx_warning.setAccessibleName("Context warning")
-        self.ctx_warning.setStyleSheet(
-            f"#ctxWarning {{ color: {tokens_for(self.palette()).danger}; }}"
-        )
-        self.ctx_warning.setWordWrap(True)
+        self.ctx_warning = ToneLabel("ctxWarning", "Context warning", self)
+        self.ctx_warning.set_tone("danger")
         self.ctx_warning.hide()
         self.parallel_spin = QSpinBox(self)
         self.parallel_spin.setAccessibleName("Parallel slots")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
@@ -75,6 +76,36 @@ def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> Q
     column.addLayout(control)
     section.body.addWidget(row)
     return row
+
+
+class ToneLabel(QLabel):
+    """A wrapped note in the theme's muted or danger colour, repainted when the theme
+    changes (a colour fixed when the note was written would be the other theme's)."""
+
+    def __init__(self, name: str, accessible: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setAccessibleName(accessible)
+        self.setWordWrap(True)
+        self.tone = "muted"
+        self._restyle()
+
+    def set_tone(self, tone: str) -> None:
+        """``"muted"`` or ``"danger"``."""
+        self.tone = tone
+        self._restyle()
+
+    def _restyle(self) -> None:
+        t = tokens_for(QGuiApplication.palette())  # the app's: our sheet paints our own
+        color = t.danger if self.tone == "danger" else t.text_muted
+        sheet = f"QLabel#{self.objectName()} {{ color: {color}; }}"
+        if sheet != self.styleSheet():  # re-polishing sends another palette change
+            self.setStyleSheet(sheet)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+        super().changeEvent(event)
 
 
 def compact_combo(combo: QComboBox, chars: int) -> None:
@@ -190,7 +221,10 @@ class FittingScroll(QScrollArea):
             return super().sizeHint()
         hint = content.sizeHint()
         bar = self.verticalScrollBar().sizeHint().width()
-        return QSize(hint.width() + bar, hint.height())
+        # Wrapped hints are as tall as the width they get, not as their size hint says.
+        width = max(self.viewport().width(), hint.width())
+        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        return QSize(hint.width() + bar, height if height > 0 else hint.height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
         content = self.widget()

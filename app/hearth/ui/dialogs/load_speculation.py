@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QSpinBox, QVBoxLayout, QWidget
 
 from hearth.core.model_info import LoadConfig, SpecMode
 from hearth.core.units import format_bytes
@@ -42,9 +42,8 @@ from hearth.hardware.speed import (
 )
 from hearth.library import LocalModel
 from hearth.library.gguf_metadata import GgufMetadata
-from hearth.ui.dialogs.load_sections import compact_combo
+from hearth.ui.dialogs.load_sections import ToneLabel, compact_combo
 from hearth.ui.section import Section
-from hearth.ui.style.theme import tokens_for
 
 log = logging.getLogger(__name__)
 
@@ -184,10 +183,7 @@ class SpeculationSection(QObject):
         self.max_spin.setValue(DEFAULT_DRAFT_MAX)
         self.max_spin.setSuffix(" tokens")
         self.max_spin.setToolTip("The most drafted per step; it adapts below this")
-        self.note = QLabel(parent)
-        self.note.setObjectName("specNote")
-        self.note.setAccessibleName("Speculative decoding note")
-        self.note.setWordWrap(True)
+        self.note = ToneLabel("specNote", "Speculative decoding note", parent)
         self.note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.mode_combo.activated.connect(self._user_chose)
         self.draft_combo.activated.connect(self._user_chose)
@@ -329,8 +325,6 @@ class SpeculationSection(QObject):
         self.draft_combo.setEnabled(mode is SpecMode.DRAFT and bool(self._candidates))
         self.max_spin.setEnabled(mode is not SpecMode.OFF)
         problem = self.problem()
-        tokens = tokens_for(self._parent.palette())
-        color = tokens.danger if problem else tokens.text_muted
-        self.note.setStyleSheet(f"#specNote {{ color: {color}; }}")
+        self.note.set_tone("danger" if problem else "muted")
         self.note.setText(problem or MODE_NOTES[mode])
         self.changed.emit()
