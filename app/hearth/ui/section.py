@@ -90,7 +90,7 @@ class Section(QFrame):
         self.description_label.setProperty("role", "muted")
         self.description_label.setWordWrap(True)
         self.description_label.setVisible(bool(description))
-        header = QGridLayout()
+        header = self._header = QGridLayout()
         header.setContentsMargins(0, 0, 0, 0)
         header.setHorizontalSpacing(SPACE["s"])
         header.setVerticalSpacing(SPACE["xs"])
@@ -110,6 +110,12 @@ class Section(QFrame):
 
     def title(self) -> str:
         return self.title_label.text()
+
+    def add_header_widget(self, widget: QWidget) -> None:
+        """``widget`` at the right end of the title line (a chip, a Show/Hide toggle)."""
+        widget.setParent(self)
+        align = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignRight
+        self._header.addWidget(widget, 0, 2, 2, 1, align)
 
     def description(self) -> str:
         return self.description_label.text()

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
     QFrame,
-    QGridLayout,
     QLabel,
     QLayout,
     QPushButton,
@@ -34,25 +33,6 @@ from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
-
-
-def header_grid(section: Section) -> QGridLayout | None:
-    """The grid holding a section's icon, title and description (its first layout)."""
-    outer = section.layout()
-    item = outer.itemAt(0) if outer is not None else None
-    grid = item.layout() if item is not None else None
-    return grid if isinstance(grid, QGridLayout) else None
-
-
-def put_in_header(section: Section, widget: QWidget) -> None:
-    """``widget`` at the right end of the section's title line (a chip, a toggle)."""
-    grid = header_grid(section)
-    if grid is None:  # the section's structure changed: still show it, in the body
-        log.warning("no header grid in section %r; %s goes to its body", section.title(), widget)
-        section.body.addWidget(widget)
-        return
-    widget.setParent(section)
-    grid.addWidget(widget, 0, 2, 2, 1, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignRight)
 
 
 def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> QWidget:
@@ -166,7 +146,7 @@ class FoldingSection(Section):
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.toggle.setAccessibleName(f"Show {title.lower()} settings")
         self.toggle.toggled.connect(self.set_expanded)
-        put_in_header(self, self.toggle)
+        self.add_header_widget(self.toggle)
         self._expanded = not expanded  # so that set_expanded lays it out
         self.set_expanded(expanded)
 

@@ -28,7 +28,6 @@ from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown
 from hearth.hardware.speed import format_speed
 from hearth.ui.dialogs.load_placement import Placement
-from hearth.ui.dialogs.load_sections import put_in_header
 from hearth.ui.fit_chip import SLOW_TOK_S, TIGHT_SHARE, Chip, ChipLevel, FitChip, chip_colors
 from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
@@ -172,7 +171,7 @@ class EstimatePanel(Section):
         self.setObjectName("loadSummary")
         self.chip = FitChip(self)
         self.chip.set_unknown("Estimating…")
-        put_in_header(self, self.chip)
+        self.add_header_widget(self.chip)
         self.bar = MemoryBar(self)
         self.legend = QHBoxLayout()
         self.legend.setSpacing(SPACE["l"])
