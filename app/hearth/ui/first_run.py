@@ -153,7 +153,7 @@ class FirstRunDialog(QDialog):
         self.rebuild_command = ""
         heading = QLabel("Recommended for this computer", self)
         heading.setProperty("role", "subtitle")
-        self.cards_hint = QLabel("Checking this computer…", self)
+        self.cards_hint = QLabel("Checking what this computer can run…", self)
         self.cards_hint.setProperty("role", "muted")
         self.cards_hint.setWordWrap(True)
         self.grid = QGridLayout()
