@@ -287,22 +287,26 @@ def llama_server_identity(all_cases: list[Case]) -> list[str]:
     its plain output, and Hearth's plain output llama-server's, on the same workloads.
     A near tie flipped by batched verification shows up here too if it is llama.cpp's."""
     plain = next((c for c in all_cases if c.name == "llama-server"), None)
-    if plain is None:
-        return []
-    lines = ["", "For reference, llama-server's greedy output against its own plain run:"]
+    hearth = next((c for c in all_cases if c.name == "draft"), None)
+    lines = ["", "For reference, against llama-server's greedy output:"]
     for case in all_cases:
         if not case.llama_server or case is plain:
             continue
         for key, texts in case.texts.items():
-            same = texts == plain.texts.get(key)
-            lines.append(f"- {case.name}, {key}: {'identical' if same else 'DIFFERENT'}")
-    hearth = next((c for c in all_cases if c.name == "draft"), None)
-    if hearth is not None:
+            if plain is not None and key in plain.texts:
+                same = texts == plain.texts[key]
+                verdict = "identical" if same else "DIFFERENT"
+                lines.append(f"- {case.name} vs llama-server plain, {key}: {verdict}")
+            if hearth is not None and key in hearth.texts:
+                same = texts == hearth.texts[key]
+                verdict = "identical" if same else "DIFFERENT"
+                lines.append(f"- {case.name} vs Hearth with the draft, {key}: {verdict}")
+    if plain is not None and hearth is not None:
         for key, texts in plain.texts.items():
             same = texts == hearth.texts.get(f"{key} off")
             verdict = "identical" if same else "DIFFERENT"
             lines.append(f"- Hearth plain vs llama-server plain, {key}: {verdict}")
-    return lines
+    return lines if len(lines) > 2 else []
 
 
 def parse_args(argv_: list[str] | None = None) -> argparse.Namespace:
