@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from click_counter import ClickCounter
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
 from hearth.ui.style.theme import clear_theme
 
@@ -86,3 +87,14 @@ def qloop(qapp: QApplication) -> Iterator[HearthEventLoop]:
 @pytest.fixture
 def arun(qloop: HearthEventLoop) -> AsyncRunner:
     return AsyncRunner(qloop)
+
+
+@pytest.fixture
+def click_counter(qapp: QApplication) -> Iterator[ClickCounter]:
+    """A ``ClickCounter`` installed on the application for the test's duration."""
+    counter = ClickCounter()
+    qapp.installEventFilter(counter)
+    try:
+        yield counter
+    finally:
+        qapp.removeEventFilter(counter)

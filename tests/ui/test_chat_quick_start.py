@@ -1,21 +1,24 @@
-"""From first launch to a streaming reply in three clicks, against the local fake Hub:
-close the Welcome window, "Get a recommended model" (it chooses the first-run pick that
-fits, reads its file name from the repo's listing, downloads it and loads it), then
-Send."""
+"""From first launch to a streaming reply in few clicks, against the local fake Hub.
+
+Three from the empty Chat page: close the Welcome window, "Get a recommended model" (it
+chooses the first-run pick that fits, reads its file name from the repo's listing,
+downloads it and loads it), then Send. Two from the Welcome window: a card's Download
+hands its pick to the same quick start, then Send."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
+from click_counter import ClickCounter
 from fake_hub import FakeHub
 from hearth.config.paths import AppPaths
 from hearth.hardware import SystemMemory
-from hearth.hub.picks import Pick
+from hearth.hub.picks import Pick, PicksFile
 from hearth.supervisor import WorkerState
 from hearth.ui import first_run
 from hearth.ui.chat_turns import ChatSettings
@@ -31,17 +34,47 @@ FILE = "tiny-chat-Q8_0.gguf"
 GIB = 1024**3
 
 
-class ClickCounter(QObject):
-    """Counts mouse clicks delivered anywhere in the app."""
+def _window(
+    qtbot: QtBot, tmp_path: Path, system: SystemMemory, *, max_tokens: int | None = None
+) -> MainWindow:
+    services = AppServices(
+        AppPaths(tmp_path / "data", tmp_path / "config").ensure(),
+        download_options={"retry": FAST_RETRY, "reserve_bytes": 0, "token_provider": lambda: None},
+        system=system,
+    )
+    window = MainWindow(
+        log_dir=tmp_path / "logs",
+        chats_db=tmp_path / "chats.db",
+        services=services,
+        chat_settings=ChatSettings(max_tokens=max_tokens),
+    )
+    qtbot.addWidget(window)
+    window.discover_page.speed = MachineSpeed(ram_bps=20e9)  # no measuring in this test
+    return window
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.clicks = 0
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.MouseButtonRelease and isinstance(watched, QWidget):
-            self.clicks += 1
-        return False
+def _cpu_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+    )
+
+
+async def _streams_a_reply(qtbot: QtBot, arun, window: MainWindow) -> None:
+    """The last click: type a question and Send; the reply streams."""
+    view = window.chat_view
+    qtbot.keyClicks(view.input, "Hello!")
+    qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)
+    await arun.wait_until(lambda: view.streamed_chars > 0, 60, "streamed text")
+
+
+async def _loaded(arun, window: MainWindow, data: bytes) -> None:
+    await arun.wait_until(
+        lambda: window.supervisor.status.state is WorkerState.READY,
+        120,
+        "the recommended model to download and load",
+    )
+    assert window.supervisor.model_path is not None
+    assert window.supervisor.model_path.read_bytes() == data
 
 
 def test_three_clicks_from_first_launch_to_a_streaming_reply(
@@ -50,30 +83,15 @@ def test_three_clicks_from_first_launch_to_a_streaming_reply(
     tmp_path: Path,
     tiny_model_q8: Path,
     monkeypatch: pytest.MonkeyPatch,
+    click_counter: ClickCounter,
 ) -> None:
-    monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
-    )
+    _cpu_backend(monkeypatch)
     data = tiny_model_q8.read_bytes()
     with FakeHub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         hub.add_repo(REPO, {FILE: data})
-        services = AppServices(
-            AppPaths(tmp_path / "data", tmp_path / "config").ensure(),
-            download_options={
-                "retry": FAST_RETRY,
-                "reserve_bytes": 0,
-                "token_provider": lambda: None,
-            },
-            system=SystemMemory(8 * GIB, 6 * GIB, 4, 8),  # no GPU: the big picks don't fit
-        )
-        window = MainWindow(
-            log_dir=tmp_path / "logs",
-            chats_db=tmp_path / "chats.db",
-            services=services,
-            chat_settings=ChatSettings(max_tokens=24),
-        )
-        qtbot.addWidget(window)
+        # No GPU: the big picks don't fit.
+        window = _window(qtbot, tmp_path, SystemMemory(8 * GIB, 6 * GIB, 4, 8), max_tokens=24)
         # Picks as the table has them: a repo and a quant, no file name (the listing
         # gives it), except the huge one, which is never listed (it won't fit).
         too_big = Pick("Huge", "chat", "hearth/huge", "Q8_0", 40 * GIB, GIB, file="huge-Q8_0.gguf")
@@ -81,67 +99,84 @@ def test_three_clicks_from_first_launch_to_a_streaming_reply(
         window.quick_start.picks = (too_big, tiny)
         window.resize(1100, 750)
         window.show()
-        counter = ClickCounter()
-        QApplication.instance().installEventFilter(counter)
-        try:
-            welcome = window.extras.maybe_show_first_run()  # what app.py does at start
-            assert welcome is not None and welcome.isVisible()
-            view = window.chat_view
+        welcome = window.extras.maybe_show_first_run()  # what app.py does at start
+        assert welcome is not None and welcome.isVisible()
+        view = window.chat_view
 
-            async def scenario() -> None:
-                # 1. Close the Welcome window.
-                box = welcome.findChild(QDialogButtonBox)
-                qtbot.mouseClick(
-                    box.button(QDialogButtonBox.StandardButton.Close), Qt.MouseButton.LeftButton
-                )
-                assert not welcome.isVisible()
-                # 2. "Get a recommended model": the tiny one (the huge one won't fit).
-                assert view.showing_empty_state
-                qtbot.mouseClick(
-                    view.empty_state.card("recommendedCard"), Qt.MouseButton.LeftButton
-                )
-                await arun.wait_until(
-                    lambda: window.supervisor.status.state is WorkerState.READY,
-                    120,
-                    "the recommended model to download and load",
-                )
-                assert window.quick_start.chosen == tiny
-                listed = [r.path for r in hub.requests if r.path.startswith("/api/models/")]
-                assert listed and all(REPO in p for p in listed)  # the tiny one's listing
-                assert window.supervisor.model_path is not None
-                assert window.supervisor.model_path.read_bytes() == data
-                # 3. Type a question and Send: the reply streams.
-                qtbot.keyClicks(view.input, "Hello!")
-                qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)
-                await arun.wait_until(lambda: view.streamed_chars > 0, 60, "streamed text")
+        async def scenario() -> None:
+            # 1. Close the Welcome window.
+            box = welcome.findChild(QDialogButtonBox)
+            qtbot.mouseClick(
+                box.button(QDialogButtonBox.StandardButton.Close), Qt.MouseButton.LeftButton
+            )
+            assert not welcome.isVisible()
+            # 2. "Get a recommended model": the tiny one (the huge one won't fit).
+            assert view.showing_empty_state
+            qtbot.mouseClick(view.empty_state.card("recommendedCard"), Qt.MouseButton.LeftButton)
+            await _loaded(arun, window, data)
+            assert window.quick_start.chosen == tiny
+            listed = [r.path for r in hub.requests if r.path.startswith("/api/models/")]
+            assert listed and all(REPO in p for p in listed)  # the tiny one's listing
+            # 3. Send.
+            await _streams_a_reply(qtbot, arun, window)
 
-            arun(scenario())
-            assert counter.clicks == 3
-            arun(window.chat.task)  # type: ignore[arg-type]
-        finally:
-            QApplication.instance().removeEventFilter(counter)
+        arun(scenario())
+        assert click_counter.clicks == 3
+        arun(window.chat.task)  # type: ignore[arg-type]
 
 
-def _window(qtbot: QtBot, tmp_path: Path, system: SystemMemory) -> MainWindow:
-    services = AppServices(
-        AppPaths(tmp_path / "data", tmp_path / "config").ensure(),
-        download_options={"retry": FAST_RETRY, "reserve_bytes": 0, "token_provider": lambda: None},
-        system=system,
+def test_download_on_a_welcome_card_gets_and_loads_that_model_in_two_clicks(
+    qtbot: QtBot,
+    arun,
+    tmp_path: Path,
+    tiny_model_q8: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    click_counter: ClickCounter,
+) -> None:
+    """A card's Download hands its pick to the quick start: the window closes, Chat
+    shows the progress, the model loads when done."""
+    _cpu_backend(monkeypatch)
+    data = tiny_model_q8.read_bytes()
+    tiny = Pick(
+        "Tiny chat", "chat", REPO, "Q8_0", len(data), 1024 * 1024, description="A test model."
     )
-    window = MainWindow(
-        log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db", services=services
+    big = Pick("Big code", "coding", "hearth/big", "Q8_0", 40 * GIB, GIB, description="Won't fit.")
+    monkeypatch.setattr(
+        first_run,
+        "default_picks",
+        lambda: PicksFile({"chat": "Chat", "coding": "Coding"}, (tiny, big)),
     )
-    qtbot.addWidget(window)
-    window.discover_page.speed = MachineSpeed(ram_bps=20e9)  # no measuring in this test
-    return window
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        hub.add_repo(REPO, {FILE: data})
+        window = _window(qtbot, tmp_path, SystemMemory(8 * GIB, 6 * GIB, 4, 8), max_tokens=24)
+        window.resize(1100, 750)
+        window.show()
+        welcome = window.extras.maybe_show_first_run()
+        assert welcome is not None
+
+        async def scenario() -> None:
+            await arun.wait_until(lambda: bool(welcome.cards), 30, "the cards")
+            assert [c.pick for c in welcome.cards] == [tiny, big]
+            assert not welcome.download_buttons[1].isEnabled()  # 40 GiB won't fit
+            # 1. "Download" on the tiny model's card: the window closes, Chat shows.
+            qtbot.mouseClick(welcome.download_buttons[0], Qt.MouseButton.LeftButton)
+            assert not welcome.isVisible()
+            assert window.pages.currentIndex() == 0  # Chat: the progress shows there
+            await _loaded(arun, window, data)
+            assert window.quick_start.chosen == tiny
+            # 2. Send.
+            await _streams_a_reply(qtbot, arun, window)
+
+        arun(scenario())
+        assert click_counter.clicks == 2
+        arun(window.chat.task)  # type: ignore[arg-type]
 
 
 def test_nothing_fits_opens_discover_and_nothing_downloads(
     qtbot: QtBot, arun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
-    )
+    _cpu_backend(monkeypatch)
     with FakeHub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)  # Discover asks for trending repos
         window = _window(qtbot, tmp_path, SystemMemory(GIB, GIB // 2, 2, 2))
@@ -160,9 +195,7 @@ def test_a_pick_the_hub_lacks_says_so_and_downloads_nothing(
 ) -> None:
     """The listing decides the file: a repo that no longer has the pick's quant is a
     clear message on the empty Chat page, not a download that 404s."""
-    monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
-    )
+    _cpu_backend(monkeypatch)
     with FakeHub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         hub.add_repo(REPO, {"tiny-chat-F16.gguf": b"GGUF" + bytes(1000)})
