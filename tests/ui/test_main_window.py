@@ -222,7 +222,7 @@ def test_file_open_adds_to_the_library_and_the_meter_runs(
 
 
 def test_switching_pages_by_code_moves_focus_as_a_click_on_the_rail_would(
-    qtbot: QtBot, window: MainWindow
+    qtbot: QtBot, arun, window: MainWindow
 ) -> None:
     """Qt hands the focus of a page being hidden to the next page's first button, which
     then wears a focus ring nobody asked for; Chat puts the cursor in the message box."""
