@@ -5,12 +5,68 @@ left navigation), ``QFrame[card="true"]`` (empty-state and page cards, clickable
 ``QFrame[section="true"]`` (the titled panels of Settings and Server, ``ui/section.py``),
 ``QPushButton[primary="true"]`` (the one main action of a view), ``QLabel[role=...]``
 ("title", "subtitle", "muted", "caption"). Everything else is stock widgets, kept close
-to the Fusion style so that combo boxes and spin boxes keep their native arrows.
+to the Fusion style. Input frames (line edits, spin and combo boxes) use
+``control_border``, which stands out from every background; spin and combo boxes then
+draw their sub-controls from the stylesheet, so their arrows come from ``arrows.py``.
 """
 
 from __future__ import annotations
 
+from hearth.ui.style.arrows import ARROW_PX, arrow_files
 from hearth.ui.style.tokens import RADIUS, SPACE, TYPE, Tokens
+
+BUTTON_W = 18  # the width of a spin box's up/down buttons and a combo box's drop-down
+
+
+def _input_frames(t: Tokens) -> str:
+    """Spin and combo boxes framed like QLineEdit, with their arrows from PNG files.
+
+    Once the stylesheet gives them a border Qt draws every sub-control from it, so
+    the buttons, the drop-down and the arrows are all spelled out here.
+    """
+    r_s = RADIUS["s"]
+    arrows = arrow_files(t)
+
+    def image(key: str) -> str:
+        return f'image: url("{arrows[key]}"); ' if arrows else ""
+
+    return f"""
+QAbstractSpinBox, QComboBox {{ color: {t.text}; background: {t.surface};
+    border: 1px solid {t.control_border}; border-radius: {r_s}px; padding: 3px 4px;
+    min-height: 18px; selection-background-color: {t.selection};
+    selection-color: {t.on_selection}; }}
+QAbstractSpinBox {{ padding-right: {BUTTON_W + 2}px; }}
+QComboBox {{ padding-right: {BUTTON_W + 4}px; }}
+QAbstractSpinBox:hover, QComboBox:hover {{ border: 1px solid {t.text_muted}; }}
+QAbstractSpinBox:focus, QComboBox:focus, QComboBox:on {{ border: 1px solid {t.accent}; }}
+QAbstractSpinBox:disabled, QComboBox:disabled {{ color: {t.disabled_text};
+    background: {t.window}; border: 1px solid {t.border}; }}
+QAbstractSpinBox::up-button, QAbstractSpinBox::down-button {{ subcontrol-origin: border;
+    width: {BUTTON_W}px; border: none; border-left: 1px solid {t.border};
+    background: transparent; }}
+QAbstractSpinBox::up-button {{ subcontrol-position: top right;
+    border-top-right-radius: {r_s}px; }}
+QAbstractSpinBox::down-button {{ subcontrol-position: bottom right;
+    border-bottom-right-radius: {r_s}px; }}
+QAbstractSpinBox::up-button:hover, QAbstractSpinBox::down-button:hover {{
+    background: {t.surface_alt}; }}
+QAbstractSpinBox::up-button:pressed, QAbstractSpinBox::down-button:pressed {{
+    background: {t.border}; }}
+QAbstractSpinBox::up-arrow, QAbstractSpinBox::down-arrow, QComboBox::down-arrow {{
+    width: {ARROW_PX}px; height: {ARROW_PX}px; }}
+QAbstractSpinBox::up-arrow {{ {image("up")}}}
+QAbstractSpinBox::down-arrow {{ {image("down")}}}
+QAbstractSpinBox::up-arrow:disabled, QAbstractSpinBox::up-arrow:off {{ {image("up_disabled")}}}
+QAbstractSpinBox::down-arrow:disabled, QAbstractSpinBox::down-arrow:off {{
+    {image("down_disabled")}}}
+QComboBox::drop-down {{ subcontrol-origin: padding; subcontrol-position: center right;
+    width: {BUTTON_W}px; border: none; background: transparent; }}
+QComboBox::down-arrow {{ {image("down")}}}
+QComboBox::down-arrow:disabled {{ {image("down_disabled")}}}
+QComboBox QAbstractItemView {{ color: {t.text}; background: {t.surface};
+    border: 1px solid {t.control_border}; border-radius: 0px; outline: 0;
+    selection-background-color: {t.selection}; selection-color: {t.on_selection}; }}
+"""
 
 
 def stylesheet(t: Tokens) -> str:
@@ -58,6 +114,9 @@ QPushButton[primary="true"]:disabled {{ color: {t.disabled_text}; background: {t
 QLineEdit, QPlainTextEdit, QTextEdit {{ color: {t.text}; background: {t.surface};
     border: 1px solid {t.border}; border-radius: {r_s}px; padding: 4px;
     selection-background-color: {t.selection}; selection-color: {t.on_selection}; }}
+QLineEdit {{ border: 1px solid {t.control_border}; }}
+QLineEdit:disabled {{ color: {t.disabled_text}; background: {t.window};
+    border: 1px solid {t.border}; }}
 QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus {{ border: 1px solid {t.accent}; }}
 QTextBrowser#transcript {{ border: none; border-radius: 0px; padding: {s}px {l_}px; }}
 QPlainTextEdit#chatInput {{ border-radius: {r_m}px; padding: {s}px; }}
@@ -90,6 +149,7 @@ QFrame[section="true"] {{ background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r_l}px; }}
 QFrame[section="true"] QAbstractSpinBox, QFrame[section="true"] QComboBox {{
     min-height: 22px; }}
+{_input_frames(t)}
 QListWidget#sectionIndex {{ background: transparent; border: none; outline: 0;
     padding: {SPACE["xs"]}px 0px; }}
 QListWidget#sectionIndex::item {{ color: {t.text_muted}; padding: 0px {m}px;

@@ -41,7 +41,10 @@ class Tokens:
     surface: str  # panels, the transcript, inputs
     surface_alt: str  # alternating rows, hovered items
     rail: str  # the left navigation rail
-    border: str
+    border: str  # panels, cards, dividers: quiet lines
+    # input frames (line edits, spin and combo boxes): WCAG non-text 3:1 on window,
+    # surface and surface_alt, so a field reads as a field outside a card too
+    control_border: str
     text: str
     text_muted: str  # secondary text: captions, notes, the stats footer
     accent: str  # links and focus rings (readable as text on surface)
@@ -80,6 +83,7 @@ LIGHT = Tokens(
     surface_alt="#eef0f3",
     rail="#e9ebef",
     border="#d5d8de",
+    control_border="#82868f",
     text="#1b1d22",
     text_muted="#565b66",
     accent="#1f5bc6",
@@ -121,6 +125,7 @@ DARK = Tokens(
     surface_alt="#2d3036",
     rail="#16171a",
     border="#3b3e45",
+    control_border="#767a83",
     text="#e7e8eb",
     text_muted="#a7abb4",
     accent="#8ab4ff",
