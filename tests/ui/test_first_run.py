@@ -200,23 +200,52 @@ def _cut(widget: QWidget) -> bool:
     return widget.sizeHint().width() > widget.width()
 
 
+def _box(part: QWidget, dialog: QWidget) -> QRect:
+    return QRect(part.mapTo(dialog, QPoint(0, 0)), part.size())
+
+
+def _check_whole(dialog: FirstRunDialog, label: str) -> None:
+    """The header and footer inside the window, the cards inside their area (all of
+    them in view unless it scrolls, and never cut sideways), and no text cut."""
+    box = dialog.findChild(QDialogButtonBox)
+    assert box is not None
+    frame, scroll = dialog.rect(), dialog.cards_scroll
+    header: list[QWidget] = [*dialog.hardware.chips, dialog.offload_label]
+    for part in [*header, dialog.browse_button, box, scroll]:
+        if part.isVisible():
+            assert frame.contains(_box(part, dialog)), (label, part.accessibleName(), frame)
+    view = QRect(scroll.viewport().mapTo(dialog, QPoint(0, 0)), scroll.viewport().size())
+    content = scroll.widget()
+    assert content is not None and content.width() <= scroll.viewport().width(), label
+    assert content.height() >= scroll.content_height(content.width()), label  # all reachable
+    for card in dialog.cards:
+        inside = _box(card, content).translated(content.mapTo(dialog, QPoint(0, 0)))
+        assert inside.left() >= view.left() and inside.right() <= view.right(), label
+        if not scroll.needs_scrolling():  # every card in view
+            assert view.contains(inside), (label, card.accessibleName(), inside, view)
+    texts = dialog.findChildren(QLabel) + dialog.findChildren(QPushButton)
+    cut = [w.text() for w in texts if w.isVisible() and _cut(w)]
+    assert not cut, (label, cut)
+
+
 @pytest.mark.parametrize("machine", ["no-gpu", "gpu-notice", "too-small"])
 def test_lays_out_whole_at_its_size_and_on_a_small_screen(
     qtbot: QtBot, arun, tmp_path: Path, machine: str
 ) -> None:
-    """At the size it opens with, and fitted to a 900x650 screen (as the screenshot test
-    fits it), in both themes: every card and the footer are inside the window, no text
-    is cut, and there is no empty area under the cards."""
+    """At the size it opens with, and on a 900x650 screen (its room limited to that
+    screen's, less a frame), in both themes: every card and the footer are inside the
+    window, no text is cut, and there is no empty area under the cards."""
     system, backend = {
         "no-gpu": (NO_GPU, CPU_BUILD),
         "gpu-notice": (WITH_GPU, CPU_BUILD),
         "too-small": (SystemMemory(GIB, GIB // 2, 2, 2), CPU_BUILD),  # red chips
     }[machine]
     dialog = _welcome(qtbot, arun, system, backend, MachineSpeed(ram_bps=20e9))
-    browse, close = dialog.browse_button, dialog.findChild(QDialogButtonBox)
+    close = dialog.findChild(QDialogButtonBox)
     assert close is not None
     for label, size in (("default", None), ("900x650", (900, 650))):
-        if size is not None:  # tests/ui/test_screenshots.py's _fit_dialog
+        if size is not None:  # tests/ui/test_screenshots.py's _fit_dialog, on that screen
+            dialog.setMaximumSize(size[0] - 40, size[1] - 40)
             hint = dialog.sizeHint().expandedTo(dialog.minimumSize())
             natural = dialog.size().expandedTo(hint)
             dialog.resize(min(natural.width(), size[0] - 40), min(natural.height(), size[1] - 40))
@@ -224,19 +253,72 @@ def test_lays_out_whole_at_its_size_and_on_a_small_screen(
             apply_theme(theme)
             arun(asyncio.sleep(0.05))  # palette events, the layout settles
             assert dialog.grab().save(str(tmp_path / f"welcome-{machine}-{label}-{theme}.png"))
-            frame = dialog.rect()
-            parts: list[QWidget] = [*dialog.cards, browse, close, *dialog.hardware.chips]
-            for part in parts:
-                box = QRect(part.mapTo(dialog, QPoint(0, 0)), part.size())
-                assert frame.contains(box), (label, part.accessibleName(), box, frame)
-            texts = dialog.findChildren(QLabel) + dialog.findChildren(QPushButton)
-            cut = [w.text() for w in texts if w.isVisible() and _cut(w)]
-            assert not cut, (label, cut)
-            last = max(c.mapTo(dialog, QPoint(0, c.height())).y() for c in dialog.cards)
-            footer = close.mapTo(dialog, QPoint(0, 0)).y()
-            assert footer - last < 80, (label, footer - last)  # no empty area between
+            _check_whole(dialog, label)
+            if not dialog.cards_scroll.needs_scrolling():
+                last = max(c.mapTo(dialog, QPoint(0, c.height())).y() for c in dialog.cards)
+                footer = close.mapTo(dialog, QPoint(0, 0)).y()
+                assert footer - last < 80, (label, footer - last)  # no empty area between
             if size is not None:
                 assert dialog.height() <= size[1] - 40  # it still fits that screen
+
+
+def test_fits_an_800x600_screen_with_the_notice(qtbot: QtBot, arun, tmp_path: Path) -> None:
+    """On an 800x600 screen (800x560 left under a title bar) the notice and all the
+    cards need more height than there is: the window stays within it, the cards scroll
+    (to the last one), and the title, the notice and the footer's buttons stay in view."""
+    dialog = FirstRunDialog(system=WITH_GPU, backend=CPU_BUILD, speed=MachineSpeed(ram_bps=20e9))
+    qtbot.addWidget(dialog)
+    dialog.setMaximumSize(800, 560)  # the room on that screen: what room() gives
+    assert dialog.room().width() <= 800 and dialog.room().height() <= 560
+    dialog.show()
+    arun(dialog.probe_task, timeout=10)
+    assert dialog.offload_label.isVisible() and len(dialog.cards) == len(dialog.picks.categories)
+    for theme in ("light", "dark"):
+        apply_theme(theme)
+        arun(asyncio.sleep(0.05))
+        assert dialog.grab().save(str(tmp_path / f"welcome-800x600-{theme}.png"))
+        assert dialog.width() <= 800 and dialog.height() <= 560
+        box = dialog.findChild(QDialogButtonBox)
+        assert box is not None
+        close = box.button(QDialogButtonBox.StandardButton.Close)
+        frame = dialog.rect()
+        for part in (dialog.browse_button, close, dialog.offload_label, dialog.hardware):
+            assert part.isVisible() and frame.contains(_box(part, dialog)), part
+        title = dialog.findChild(QLabel)
+        assert title is not None and frame.contains(_box(title, dialog))
+        _check_whole(dialog, theme)
+        scroll = dialog.cards_scroll
+        assert scroll.needs_scrolling()  # the cards scroll, nothing else does
+        bar = scroll.verticalScrollBar()
+        assert bar.isVisible() and bar.maximum() > 0
+        bar.setValue(bar.maximum())  # the last card can be brought into view
+        arun(asyncio.sleep(0.01))
+        last = dialog.cards[-1]
+        view = QRect(scroll.viewport().mapTo(dialog, QPoint(0, 0)), scroll.viewport().size())
+        assert view.contains(_box(last, dialog)), (_box(last, dialog), view)
+        bar.setValue(0)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_opens_at_its_size_rather_than_jumping_when_the_cards_come(
+    qtbot: QtBot, arun, theme: str
+) -> None:
+    """Until the probes answer, "Checking…" cards hold the cards' area: the window
+    opens about as tall as it ends (a line of a description at most), not header-high."""
+    apply_theme(theme)
+    arun(asyncio.sleep(0.05))
+    dialog = FirstRunDialog(system=NO_GPU, backend=CPU_BUILD)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    opened = dialog.size()
+    held = len(dialog.placeholders)
+    assert held == len(dialog.picks.categories) and not dialog.cards
+    assert all(card.chip.level is ChipLevel.UNKNOWN for card in dialog.placeholders)
+    arun(dialog.probe_task, timeout=10)
+    arun(asyncio.sleep(0.05))
+    assert not dialog.placeholders and len(dialog.cards) == held
+    assert dialog.width() == opened.width()
+    assert abs(dialog.height() - opened.height()) <= 40, (opened, dialog.size())
 
 
 def test_each_card_downloads_or_opens_its_model_in_one_click(qtbot: QtBot, arun) -> None:

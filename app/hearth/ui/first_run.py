@@ -6,7 +6,11 @@ row of chips (CPU, RAM, GPU, llama.cpp backend: ``welcome_parts``); the offload 
 where it applies; one card per category of the one table of picks (``hub.picks``, the
 file Discover opens on), its best fit for this machine (``hub.picks.suggestions``),
 drawn with Discover's own card (``ui.pick_card``) and a fit chip with the estimated
-speed; then "Browse all models" (Discover) and Close.
+speed; then "Browse all models" (Discover) and Close. The window fits its screen's
+available area (an 800x600 screen with the notice showing is shorter than the whole
+content): the cards scroll, in a frameless area that scrolls only when needed, and the
+header and footer stay in view. Until the probes answer, "Checking…" cards hold the
+cards' place, so the window opens at its size instead of growing when they come.
 
 Each card's "Download" gets that model the way the empty Chat page's "Get a recommended
 model" does (``quick_start``: the app's download manager, then a load), which is what
@@ -51,13 +55,14 @@ from hearth.ui.pick_card import PickCard
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
-from hearth.ui.welcome_parts import HardwareRow, fit_chip, hardware_facts
+from hearth.ui.welcome_parts import CardsScroll, HardwareRow, fit_chip, hardware_facts
 
 log = logging.getLogger(__name__)
 
 WELCOME_TITLE = "Welcome and recommended models"  # the Help menu's entry; messages cite it
 DEFAULT_WIDTH = 860  # two cards a row, each wide enough for its chip and size on one line
 COLUMNS = 2
+FRAME_ALLOWANCE = QSize(16, 48)  # a title bar and borders, until the real frame is known
 
 
 @dataclass(frozen=True)
@@ -156,10 +161,19 @@ class FirstRunDialog(QDialog):
         self.cards_hint = QLabel("Checking what this computer can run…", self)
         self.cards_hint.setProperty("role", "muted")
         self.cards_hint.setWordWrap(True)
+        cards_area = QWidget(self)
+        cards_area.setObjectName("welcomeCardsContent")
         self.grid = QGridLayout()
         self.grid.setSpacing(SPACE["m"])
         for c in range(COLUMNS):
             self.grid.setColumnStretch(c, 1)
+        self._cards_column = QVBoxLayout(cards_area)
+        self._cards_column.setContentsMargins(0, 0, 0, 0)
+        self._cards_column.addLayout(self.grid)
+        self._cards_column.addStretch(1)  # a taller window leaves room under, not taller cards
+        self.cards_scroll = CardsScroll(cards_area, self)
+        self.placeholders: list[PickCard] = []  # the cards' area, held until they come
+        self.columns = 0  # cards a row: COLUMNS, or 1 on a narrow screen
 
         self.browse_button = IconButton(
             "discover", "Browse all models in Discover", self._browse, "Browse all models", self
@@ -190,18 +204,24 @@ class FirstRunDialog(QDialog):
         layout.addSpacing(SPACE["s"])
         layout.addWidget(heading)
         layout.addWidget(self.cards_hint)
-        layout.addLayout(self.grid)
+        layout.addWidget(self.cards_scroll, 1)
         layout.addSpacing(SPACE["m"])
         layout.addLayout(footer)
         self._show_hardware()
-        self.resize(DEFAULT_WIDTH, self._content_height(DEFAULT_WIDTH))
+        self._hold_cards_area()
+        self._fit_to_screen()
         close.setFocus()
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
 
     def _content_height(self, width: int) -> int:
-        """The height everything needs at ``width``, wrapped lines included."""
+        """The height everything needs at ``width``, wrapped lines and all the cards
+        included (the scroll area asks for the cards' whole height at its width)."""
         layout = self.layout()
         assert layout is not None
+        margins = layout.contentsMargins()
+        self.cards_scroll.for_width = width - margins.left() - margins.right()
+        self.cards_scroll.updateGeometry()
+        layout.invalidate()
         return max(layout.totalHeightForWidth(width), layout.totalMinimumSize().height())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -209,13 +229,86 @@ class FirstRunDialog(QDialog):
         own hint would ask for more, leaving an empty band under the cards)."""
         return QSize(DEFAULT_WIDTH, self._content_height(DEFAULT_WIDTH))
 
+    def room(self) -> QSize:
+        """The most this window may take: its screen's available area (less the title
+        bar and frame the window manager adds) and its own maximum size."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size() if screen else QSize(DEFAULT_WIDTH, 10_000)
+        frame = self.frameGeometry().size() - self.geometry().size()
+        if not self.isVisible() or frame.height() <= 0:
+            frame = FRAME_ALLOWANCE  # not known before the window manager has framed it
+        room -= frame
+        return room.boundedTo(self.maximumSize())
+
+    def _fit_to_screen(self) -> None:
+        """Its default width and its content's height, within the screen's room: the
+        cards scroll where the screen is shorter, the header and footer stay in view."""
+        layout = self.layout()
+        assert layout is not None
+        room = self.room()
+        self._place_cards(room.width())
+        width = max(min(self.width() if self.isVisible() else DEFAULT_WIDTH, room.width()), 0)
+        width = max(width, min(layout.totalMinimumSize().width(), room.width()))
+        height = min(self._content_height(width), room.height())
+        self.resize(width, max(height, min(layout.totalMinimumSize().height(), room.height())))
+
+    def _place_cards(self, room_width: int) -> None:
+        """Two cards a row where the room is wide enough for two without cutting a word,
+        else one (a narrow screen: they scroll rather than cut)."""
+        cards = self.cards or self.placeholders
+        layout = self.layout()
+        assert layout is not None
+        margins = layout.contentsMargins()
+        widest = max((card.minimumSizeHint().width() for card in cards), default=0)
+        need = COLUMNS * widest + (COLUMNS - 1) * self.grid.spacing()
+        need += (
+            margins.left()
+            + margins.right()
+            + self.cards_scroll.verticalScrollBar().sizeHint().width()
+        )
+        columns = COLUMNS if need <= room_width else 1
+        if columns == self.columns:  # placed so already (new cards reset it)
+            return
+        self.columns = columns
+        for card in cards:
+            self.grid.removeWidget(card)
+        for c in range(COLUMNS):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+        for i, card in enumerate(cards):
+            self.grid.addWidget(card, i // columns, i % columns)
+        self._cards_column.activate()
+        self.cards_scroll.updateGeometry()  # its minimum width is the cards'
+        layout.activate()
+
     def _fit_height(self) -> None:
-        """Grow or shrink to the content (cards arrived, a notice showed): no empty
-        area under the cards, nothing squeezed."""
+        """Grow or shrink to the content (cards arrived, a notice showed), within the
+        screen: no empty area under the cards, nothing squeezed or cut."""
         layout = self.layout()
         assert layout is not None
         layout.activate()
-        self.resize(self.width(), self._content_height(self.width()))
+        self._fit_to_screen()
+
+    def _hold_cards_area(self) -> None:
+        """Cards that say "Checking…" in the cards' place until the probes answer, one
+        per category with its longest description: the window opens at (about) its
+        final size rather than small, then jumping when the cards come."""
+        by_kind: dict[str, Pick] = {}
+        for p in self.picks.picks:
+            held = by_kind.get(p.category)
+            if held is None or len(p.description) > len(held.description):
+                by_kind[p.category] = p
+        for category, kind in self.picks.categories.items():
+            if category not in by_kind:
+                continue
+            button = IconButton(
+                "downloads", "Checking this computer first", lambda: None, "Download"
+            )
+            button.set_primary(True)
+            button.setEnabled(False)
+            card = PickCard(by_kind[category], self, kicker=kind, actions=[button])
+            card.chip.set_unknown("Checking this computer…")
+            card.setEnabled(False)
+            self.placeholders.append(card)
 
     async def _probe(self) -> None:
         if self.system is None:
@@ -278,18 +371,21 @@ class FirstRunDialog(QDialog):
         seen = self._seen()
         self.models = suggestions(self.picks, seen, self.bandwidth)
         self.fits = [judge(m, seen) for m in self.models]
-        for card in self.cards:
+        for card in [*self.placeholders, *self.cards]:
             self.grid.removeWidget(card)
+            card.hide()  # now: the height to fit must not count it
             card.deleteLater()
-        self.cards, self.download_buttons = [], []
-        for i, (m, fit) in enumerate(zip(self.models, self.fits, strict=True)):
+        self.placeholders, self.cards, self.download_buttons = [], [], []
+        for m, fit in zip(self.models, self.fits, strict=True):
             kind = self.picks.categories.get(m.category, m.category)
             card = PickCard(m, self, kicker=kind, actions=[self._download_button(m, fit)])
             card.chip.set_chip(fit_chip(fit, self.system, pick_speed(m, fit, self.bandwidth)))
             card.activated.connect(lambda _repo, p=m: self.model_chosen.emit(p.repo, p.file))
-            self.grid.addWidget(card, i // COLUMNS, i % COLUMNS)
-            card.show()  # now, not on the next turn: the height to fit counts it
             self.cards.append(card)
+        self.columns = 0  # not placed yet
+        self._place_cards(self.room().width())
+        for card in self.cards:
+            card.show()  # now, not on the next turn: the height to fit counts it
         self.cards_hint.setText("No recommended models: Browse all models finds more.")
         self.cards_hint.setVisible(not self.models)  # else the intro says what to do
 

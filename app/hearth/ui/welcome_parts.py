@@ -3,7 +3,10 @@
 Kept out of ``first_run.py`` so the dialog only lays them out. The hardware row is a
 few compact labels (CPU, RAM, each GPU, the llama.cpp backend), each with its details
 in a tooltip, that wrap onto a second line on a narrow window rather than widen it or
-cut a word (a small flow layout: Qt has none built in).
+cut a word (a small flow layout: Qt has none built in). The cards sit in a frameless
+scroll area that asks for their whole height (``CardsScroll``): on a big screen the
+window is as tall as its cards, and only where the screen is smaller do they scroll,
+with the header and the footer's buttons still in view.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import logging
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QWidget
 
 from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory
@@ -197,3 +200,53 @@ class HardwareRow(QWidget):
     def texts(self) -> list[str]:
         """Each chip as plain text ("RAM: 32 GiB (24 GiB free)")."""
         return [chip.accessibleName() for chip in self.chips]
+
+
+class CardsScroll(QScrollArea):
+    """The cards' area: its size hint is the cards' whole height at the width the dialog
+    gives it (``for_width``), so the dialog opens as tall as its cards where the screen
+    has room; its minimum is a fraction of that, so a small screen scrolls the cards
+    instead of cutting the footer. Never a horizontal scroll: its minimum width is the
+    cards' own (and the vertical bar's, which may come)."""
+
+    MIN_HEIGHT = 150  # about a card's height: some of the cards always in view
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("welcomeCards")
+        self.setAccessibleName("Recommended models")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+        self.viewport().setAutoFillBackground(False)
+        content.setAutoFillBackground(False)
+        self.for_width = 0  # the width the dialog will give it (set before measuring)
+
+    def _bar(self) -> int:
+        return self.verticalScrollBar().sizeHint().width()
+
+    def content_height(self, width: int) -> int:
+        """The cards' whole height at ``width`` (wrapped descriptions included)."""
+        content = self.widget()
+        if content is None:
+            return 0
+        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        return max(height, content.minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        content = self.widget()
+        if content is None:
+            return super().sizeHint()
+        width = self.for_width or content.sizeHint().width()
+        return QSize(content.sizeHint().width(), self.content_height(width))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        content = self.widget()
+        width = content.minimumSizeHint().width() if content is not None else 0
+        height = min(self.MIN_HEIGHT, self.sizeHint().height())
+        return QSize(width + self._bar(), height)
+
+    def needs_scrolling(self) -> bool:
+        """True when the cards are taller than the area shows."""
+        return self.content_height(self.viewport().width()) > self.viewport().height()
