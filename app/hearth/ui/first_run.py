@@ -55,7 +55,13 @@ from hearth.ui.pick_card import PickCard
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
-from hearth.ui.welcome_parts import CardsScroll, HardwareRow, fit_chip, hardware_facts
+from hearth.ui.welcome_parts import (
+    CardsScroll,
+    HardwareRow,
+    checking_cards,
+    fit_chip,
+    hardware_facts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +214,7 @@ class FirstRunDialog(QDialog):
         layout.addSpacing(SPACE["m"])
         layout.addLayout(footer)
         self._show_hardware()
-        self._hold_cards_area()
+        self.placeholders = checking_cards(self.picks, self)  # until the probes answer
         self._fit_to_screen()
         close.setFocus()
         self.probe_task = self._tasks.spawn(self._probe(), name="first-run-probe")
@@ -287,28 +293,6 @@ class FirstRunDialog(QDialog):
         assert layout is not None
         layout.activate()
         self._fit_to_screen()
-
-    def _hold_cards_area(self) -> None:
-        """Cards that say "Checking…" in the cards' place until the probes answer, one
-        per category with its longest description: the window opens at (about) its
-        final size rather than small, then jumping when the cards come."""
-        by_kind: dict[str, Pick] = {}
-        for p in self.picks.picks:
-            held = by_kind.get(p.category)
-            if held is None or len(p.description) > len(held.description):
-                by_kind[p.category] = p
-        for category, kind in self.picks.categories.items():
-            if category not in by_kind:
-                continue
-            button = IconButton(
-                "downloads", "Checking this computer first", lambda: None, "Download"
-            )
-            button.set_primary(True)
-            button.setEnabled(False)
-            card = PickCard(by_kind[category], self, kicker=kind, actions=[button])
-            card.chip.set_unknown("Checking this computer…")
-            card.setEnabled(False)
-            self.placeholders.append(card)
 
     async def _probe(self) -> None:
         if self.system is None:

@@ -21,7 +21,10 @@ from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.speed import RoughFit, format_speed
+from hearth.hub.picks import Pick, PicksFile
 from hearth.ui.fit_chip import SLOW_TOK_S, Chip, ChipLevel
+from hearth.ui.pages.page_style import IconButton
+from hearth.ui.pick_card import PickCard
 from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,29 @@ def fit_chip(fit: RoughFit, system: SystemMemory, tok_s: float | None = None) ->
     if speed := format_speed(tok_s):
         words, tip = f"{words} · {speed}", f"{tip} Estimated speed here: {speed}."
     return Chip(level, words, tip, tok_s)
+
+
+def checking_cards(picks: PicksFile, parent: QWidget) -> list[PickCard]:
+    """Disabled cards that say "Checking…", one per category with its longest
+    description: they hold the cards' area until the probes answer, so the window opens
+    at (about) its final size rather than small, then jumping when the cards come."""
+    by_kind: dict[str, Pick] = {}
+    for p in picks.picks:
+        held = by_kind.get(p.category)
+        if held is None or len(p.description) > len(held.description):
+            by_kind[p.category] = p
+    cards = []
+    for category, kind in picks.categories.items():
+        if category not in by_kind:
+            continue
+        button = IconButton("downloads", "Checking this computer first", lambda: None, "Download")
+        button.set_primary(True)
+        button.setEnabled(False)
+        card = PickCard(by_kind[category], parent, kicker=kind, actions=[button])
+        card.chip.set_unknown("Checking this computer…")
+        card.setEnabled(False)
+        cards.append(card)
+    return cards
 
 
 @dataclass(frozen=True)
