@@ -40,7 +40,7 @@ def _hex(image: QImage, x: int, y: int) -> str:
 
 
 def _arrow_pixels(image: QImage, left: int, right: int, top: int, bottom: int, t: Tokens) -> int:
-    """Pixels in the box that stand out from the field's surface as text does."""
+    """Pixels in the box that stand out from the field's surface as text and arrows do."""
     count = 0
     for x in range(left, right):
         for y in range(top, bottom):
@@ -58,7 +58,7 @@ def test_frames_and_arrows_are_painted(qtbot: QtBot, qapp: QApplication, t: Toke
     layout.setContentsMargins(10, 10, 10, 10)
     spin, double, combo = QSpinBox(), QDoubleSpinBox(), QComboBox()
     spin.setRange(0, 10)
-    spin.setValue(5)
+    spin.setValue(8)
     double.setValue(0.7)
     combo.addItems(["alpha", "beta"])
     for widget in (spin, double, combo):
@@ -80,6 +80,14 @@ def test_frames_and_arrows_are_painted(qtbot: QtBot, qapp: QApplication, t: Toke
             image, g.right() - BUTTON_W + 1, g.right(), g.top() + 2, g.bottom() - 1, t
         )
         assert buttons >= 4, f"{t.name} {name}: no arrow drawn ({buttons} pixels)"
+    # Qt puts a framed spin box's text flush on its border; the app's style moves it off
+    g = spin.geometry()
+    ink = [
+        x
+        for x in range(g.left() + 1, g.left() + 40)
+        if _arrow_pixels(image, x, x + 1, g.top() + 2, g.bottom() - 1, t)
+    ]
+    assert ink and ink[0] >= g.left() + 5, f"{t.name}: spin text starts at {ink[:1]}"
 
 
 @pytest.mark.parametrize("t", [DARK, LIGHT], ids=["dark", "light"])

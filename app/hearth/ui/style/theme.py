@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
+from hearth.ui.style.input_style import ensure_input_style
 from hearth.ui.style.qss import stylesheet
 from hearth.ui.style.tokens import DARK, LIGHT, Tokens
 
@@ -90,6 +91,7 @@ def apply_theme(theme: str, scheme: Qt.ColorScheme | None = None) -> Tokens:
     if not isinstance(app, QApplication):
         return t
     app.setProperty(THEME_PROPERTY, theme)
+    ensure_input_style(app)  # before the sheet, so its re-polish reaches our style
     app.setPalette(palette_for(t))
     app.setStyleSheet(stylesheet(t))
     log.debug("theme %s (%s)", theme, t.name)
