@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -175,7 +176,11 @@ def test_screenshots_in_both_themes(
         await arun.wait_until(lambda: window.size().toTuple() == NARROW, 5, "the size")
 
     async def dialogs(suffix: str, size: tuple[int, int]) -> None:
-        """The Welcome window and the Load dialog, in both themes."""
+        """The Welcome window and the Load dialog, in both themes, as on a screen of
+        ``size`` (the offscreen platform's own screen is 800 px wide, where the
+        Welcome window rightly puts its cards in one column)."""
+        room = QSize(size[0] - 16, size[1] - 48)  # less a window manager's frame
+        monkeypatch.setattr(first_run.FirstRunDialog, "room", lambda _self: room)
         welcome = window.extras.show_first_run()
         await arun.wait_until(lambda: bool(welcome.fits), 30, "the welcome's fits")
         load = window.extras.show_load_dialog(tiny_model_q8)
