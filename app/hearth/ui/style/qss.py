@@ -147,8 +147,6 @@ QFrame[card="true"] {{ background: {t.surface}; border: 1px solid {t.border};
 QFrame[card="true"]:hover {{ border: 1px solid {t.accent}; }}
 QFrame[section="true"] {{ background: {t.surface}; border: 1px solid {t.border};
     border-radius: {r_l}px; }}
-QFrame[section="true"] QAbstractSpinBox, QFrame[section="true"] QComboBox {{
-    min-height: 22px; }}
 {_input_frames(t)}
 QListWidget#sectionIndex {{ background: transparent; border: none; outline: 0;
     padding: {SPACE["xs"]}px 0px; }}
