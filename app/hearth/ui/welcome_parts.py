@@ -15,13 +15,14 @@ import logging
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QWidget
 
 from hearth.core.units import format_bytes
 from hearth.hardware import SystemMemory
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.speed import RoughFit, format_speed
 from hearth.hub.picks import Pick, PicksFile
+from hearth.ui.content_scroll import ContentScroll
 from hearth.ui.fit_chip import SLOW_TOK_S, Chip, ChipLevel
 from hearth.ui.pages.page_style import IconButton
 from hearth.ui.pick_card import PickCard
@@ -228,7 +229,7 @@ class HardwareRow(QWidget):
         return [chip.accessibleName() for chip in self.chips]
 
 
-class CardsScroll(QScrollArea):
+class CardsScroll(ContentScroll):
     """The cards' area: its size hint is the cards' whole height at the width the dialog
     gives it (``for_width``), so the dialog opens as tall as its cards where the screen
     has room; its minimum is a fraction of that, so a small screen scrolls the cards
@@ -238,27 +239,17 @@ class CardsScroll(QScrollArea):
     MIN_HEIGHT = 150  # about a card's height: some of the cards always in view
 
     def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("welcomeCards")
+        super().__init__(content, parent, name="welcomeCards")
         self.setAccessibleName("Recommended models")
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setWidget(content)
-        self.viewport().setAutoFillBackground(False)
-        content.setAutoFillBackground(False)
         self.for_width = 0  # the width the dialog will give it (set before measuring)
 
-    def _bar(self) -> int:
-        return self.verticalScrollBar().sizeHint().width()
-
     def content_height(self, width: int) -> int:
-        """The cards' whole height at ``width`` (wrapped descriptions included)."""
+        """The cards' whole height at ``width`` (wrapped descriptions included), never
+        less than their minimum."""
         content = self.widget()
         if content is None:
             return 0
-        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
-        return max(height, content.minimumSizeHint().height())
+        return max(super().content_height(width), content.minimumSizeHint().height())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         content = self.widget()
@@ -271,7 +262,7 @@ class CardsScroll(QScrollArea):
         content = self.widget()
         width = content.minimumSizeHint().width() if content is not None else 0
         height = min(self.MIN_HEIGHT, self.sizeHint().height())
-        return QSize(width + self._bar(), height)
+        return QSize(width + self.bar_width(), height)
 
     def needs_scrolling(self) -> bool:
         """True when the cards are taller than the area shows."""

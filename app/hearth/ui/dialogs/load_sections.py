@@ -17,16 +17,15 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
-    QFrame,
     QLabel,
     QLayout,
     QPushButton,
-    QScrollArea,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from hearth.ui.content_scroll import ContentScroll
 from hearth.ui.section import Section
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
@@ -181,32 +180,22 @@ class FoldingSection(Section):
         widget.setVisible(self._expanded)
 
 
-class FittingScroll(QScrollArea):
+class FittingScroll(ContentScroll):
     """A scroll area that asks for its content's whole size: the dialog opens as tall
     as its cards on a big screen, and scrolls only where the screen is smaller."""
 
     def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("loadScroll")
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setWidget(content)
-        self.viewport().setAutoFillBackground(False)
-        content.setAutoFillBackground(False)
+        super().__init__(content, parent, name="loadScroll")
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         content = self.widget()
         if content is None:
             return super().sizeHint()
         hint = content.sizeHint()
-        bar = self.verticalScrollBar().sizeHint().width()
-        # Wrapped hints are as tall as the width they get, not as their size hint says.
         width = max(self.viewport().width(), hint.width())
-        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
-        return QSize(hint.width() + bar, height if height > 0 else hint.height())
+        return QSize(hint.width() + self.bar_width(), self.content_height(width))
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
         content = self.widget()
         width = content.minimumSizeHint().width() if content is not None else 0
-        return QSize(width + self.verticalScrollBar().sizeHint().width(), 120)
+        return QSize(width + self.bar_width(), 120)
