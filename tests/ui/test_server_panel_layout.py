@@ -12,24 +12,19 @@ worker's rows are checked in ``test_load_server_settings``.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QGuiApplication, QImage, QPalette
+from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
-    QComboBox,
-    QFrame,
     QGroupBox,
     QLabel,
-    QLineEdit,
     QScrollArea,
-    QSpinBox,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -52,12 +47,10 @@ from hearth.ui.pages.server_panel import ServerPanel
 from hearth.ui.section import Section
 from hearth.ui.style.theme import apply_theme, tokens_for
 from hearth.ui.style.tokens import contrast_ratio
+from page_frame import AA, CHROME, NARROW, RAIL, WIDE, host, painted_background, visible_controls
 
 pytestmark = pytest.mark.ui
 
-AA = 4.5
-RAIL, CHROME = 84, 112  # the rail's width; menu, top bar and status bar heights
-WIDE, NARROW = (1400, 900), (900, 650)
 TITLES = ["Endpoint", "API keys", "Ready-to-paste configuration", "Requests"]
 MODEL = "qwen2.5-coder-7b-instruct-Q4_K_M"
 
@@ -95,39 +88,10 @@ def _hosted(
 ) -> tuple[QScrollArea, ServerPanel]:
     apply_theme(theme)
     panel = ServerPanel(Supervisor(), SettingsStore(tmp_path / "settings.json"))
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidget(panel)
-    qtbot.addWidget(area)
-    area.resize(window[0] - RAIL, window[1] - CHROME)
-    area.show()
-    qtbot.waitExposed(area)
+    area = host(qtbot, panel, window)
     arun(panel.refresh_keys())
     QApplication.processEvents()
     return area, panel
-
-
-def _controls(panel: ServerPanel) -> list[QWidget]:
-    kinds = (QAbstractButton, QLineEdit, QComboBox, QSpinBox)
-    return [
-        w
-        for w in panel.findChildren(QWidget)
-        if isinstance(w, kinds)
-        and w.isVisibleTo(panel)
-        and not w.objectName().startswith("qt_")
-        and w.parent() is not None
-        and type(w.parent()).__name__ != "QTabBar"  # the tab bar's scroll arrows
-    ]
-
-
-def _painted_background(image: QImage, rect: QRect) -> str:
-    """The colour most pixels of ``rect`` have: what the text is painted on."""
-    counts: Counter[int] = Counter()
-    for y in range(max(rect.top(), 0), min(rect.bottom() + 1, image.height())):
-        for x in range(max(rect.left(), 0), min(rect.right() + 1, image.width())):
-            counts[image.pixel(x, y)] += 1
-    return f"#{counts.most_common(1)[0][0] & 0xFFFFFF:06x}"
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -148,7 +112,7 @@ def test_cards_fit_and_nothing_is_clipped(
 
     # Every control at least its own size, inside its card, within the visible width.
     viewport = area.viewport()
-    controls = _controls(panel)
+    controls = visible_controls(panel)
     assert len(controls) >= 12
     for widget in controls:
         name = widget.accessibleName() or widget.objectName() or type(widget).__name__
@@ -241,7 +205,7 @@ def test_statuses_and_the_state_chip_meet_aa(
         assert color == want, (r, item.text())
         assert item.toolTip() == status_hint(ROWS[r])
         rect = table.visualItemRect(item)
-        ratio = contrast_ratio(color, _painted_background(image, rect))
+        ratio = contrast_ratio(color, painted_background(image, rect))
         if ratio < AA:
             failures.append(f"{item.text()}: {ratio:.2f}")
     assert not failures, failures
@@ -253,7 +217,7 @@ def test_statuses_and_the_state_chip_meet_aa(
     rect = QRect(notice.mapTo(panel.snippets_box, QPoint(0, 0)), notice.size())
     color = notice.palette().color(QPalette.ColorRole.WindowText).name()
     assert color == t.warn
-    assert contrast_ratio(color, _painted_background(card, rect)) >= AA
+    assert contrast_ratio(color, painted_background(card, rect)) >= AA
 
     # The chip, in each of its tones, on the card it is painted on.
     box = panel.endpoint_box
@@ -273,7 +237,7 @@ def test_statuses_and_the_state_chip_meet_aa(
         assert box.state_tone() == state.tone
         picture = chip.grab().toImage()
         inner = chip.rect().adjusted(3, 3, -3, -3)
-        background = _painted_background(picture, inner)
+        background = painted_background(picture, inner)
         color = chip.palette().color(QPalette.ColorRole.WindowText).name()
         assert contrast_ratio(color, background) >= AA, (state.tone, color, background)
     panel.shutdown()

@@ -9,22 +9,17 @@ hosts it (the window less its rail, top bar, menu and status bar).
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QImage, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
-    QComboBox,
-    QFrame,
     QGroupBox,
     QLabel,
-    QLineEdit,
     QScrollArea,
-    QSpinBox,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -36,12 +31,10 @@ from hearth.ui.section import Section
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import contrast_ratio
 from hub_testing import isolated_hf  # noqa: F401 - autouse: a file keyring
+from page_frame import AA, CHROME, NARROW, RAIL, WIDE, host, painted_background, visible_controls
 
 pytestmark = pytest.mark.ui
 
-AA = 4.5
-RAIL, CHROME = 84, 112  # the rail's width; menu, top bar and status bar heights
-WIDE, NARROW = (1400, 900), (900, 650)
 TITLES = [
     "Models folders",
     "Downloads",
@@ -58,14 +51,7 @@ def _hosted(
     """The page as the window shows it, once its folders, engines and account are read."""
     apply_theme(theme)
     page = SettingsPage(SettingsStore(tmp_path / "settings.json"), log_dir=tmp_path / "logs")
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidget(page)
-    qtbot.addWidget(area)
-    area.resize(window[0] - RAIL, window[1] - CHROME)
-    area.show()
-    qtbot.waitExposed(area)
+    area = host(qtbot, page, window)
 
     async def settled() -> None:
         await page.hf_account.refresh_task
@@ -76,15 +62,6 @@ def _hosted(
     arun(settled())
     QApplication.processEvents()
     return area, page
-
-
-def _controls(page: SettingsPage) -> list[QWidget]:
-    kinds = (QAbstractButton, QLineEdit, QComboBox, QSpinBox)
-    return [
-        w
-        for w in page.findChildren(QWidget)
-        if isinstance(w, kinds) and w.isVisibleTo(page) and not w.objectName().startswith("qt_")
-    ]
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -107,7 +84,7 @@ def test_every_control_fits_and_the_page_scrolls(
     assert page.sections_area.horizontalScrollBar().maximum() == 0
     viewport = page.sections_area.viewport()
 
-    controls = _controls(page)
+    controls = visible_controls(page)
     assert len(controls) >= 15
     for widget in controls:
         name = widget.accessibleName() or widget.objectName() or type(widget).__name__
@@ -175,18 +152,8 @@ def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
     assert index.currentRow() == len(TITLES) - 1
 
 
-def _painted_background(image: QImage, rect: QRect) -> str:
-    """The colour most pixels of ``rect`` have: what the text is painted on."""
-    counts: Counter[int] = Counter()
-    for y in range(rect.top(), rect.bottom() + 1):
-        for x in range(rect.left(), rect.right() + 1):
-            counts[image.pixel(x, y)] += 1
-    rgb = counts.most_common(1)[0][0]
-    return f"#{rgb & 0xFFFFFF:06x}"
-
-
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_section_texts_meet_aa_on_their_painted_background(
+def test_section_texts_meet_aa_on_theirpainted_background(
     qtbot: QtBot, arun, tmp_path: Path, theme: str
 ) -> None:
     _area, page = _hosted(qtbot, arun, tmp_path, WIDE, theme)
@@ -201,7 +168,7 @@ def test_section_texts_meet_aa_on_their_painted_background(
         ]
         for label in labels:
             rect = QRect(label.mapTo(section, QPoint(0, 0)), label.size())
-            background = _painted_background(image, rect)
+            background = painted_background(image, rect)
             color = label.palette().color(QPalette.ColorRole.WindowText).name()
             ratio = contrast_ratio(color, background)
             checked.append(label.text())

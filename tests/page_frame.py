@@ -1,0 +1,60 @@
+"""A page as the main window hosts it, and what its pixels say: shared by the layout
+and contrast tests of the Settings and Server pages."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QFrame,
+    QLineEdit,
+    QScrollArea,
+    QSpinBox,
+    QWidget,
+)
+from pytestqt.qtbot import QtBot
+
+AA = 4.5  # WCAG AA for text
+RAIL, CHROME = 84, 112  # the rail's width; menu, top bar and status bar heights
+WIDE, NARROW = (1400, 900), (900, 650)
+
+
+def host(qtbot: QtBot, page: QWidget, window: tuple[int, int]) -> QScrollArea:
+    """``page`` in a scroll area the size the window gives a page at ``window``."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(page)
+    qtbot.addWidget(area)
+    area.resize(window[0] - RAIL, window[1] - CHROME)
+    area.show()
+    qtbot.waitExposed(area)
+    return area
+
+
+def visible_controls(page: QWidget) -> list[QWidget]:
+    """The buttons and fields a user sees on ``page`` (not Qt's own helper widgets, nor
+    a tab bar's scroll arrows)."""
+    kinds = (QAbstractButton, QLineEdit, QComboBox, QSpinBox)
+    return [
+        w
+        for w in page.findChildren(QWidget)
+        if isinstance(w, kinds)
+        and w.isVisibleTo(page)
+        and not w.objectName().startswith("qt_")
+        and w.parent() is not None
+        and type(w.parent()).__name__ != "QTabBar"
+    ]
+
+
+def painted_background(image: QImage, rect: QRect) -> str:
+    """The colour most pixels of ``rect`` have: what the text is painted on."""
+    counts: Counter[int] = Counter()
+    for y in range(max(rect.top(), 0), min(rect.bottom() + 1, image.height())):
+        for x in range(max(rect.left(), 0), min(rect.right() + 1, image.width())):
+            counts[image.pixel(x, y)] += 1
+    return f"#{counts.most_common(1)[0][0] & 0xFFFFFF:06x}"
