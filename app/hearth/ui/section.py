@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QListWidget,
     QListWidgetItem,
     QScrollArea,
@@ -127,19 +128,8 @@ class Section(QFrame):
         """
         row = QWidget(self)
         row.setObjectName("settingRow")
-        label = QLabel(name, row)
-        label.setObjectName("settingName")
+        text, label = _name_and_hint(row, name, hint)
         label.setBuddy(control)
-        text = QVBoxLayout()
-        text.setContentsMargins(0, 0, 0, 0)
-        text.setSpacing(2)
-        text.addWidget(label)
-        if hint:
-            note = QLabel(hint, row)
-            note.setObjectName("settingHint")
-            note.setProperty("role", "muted")
-            note.setWordWrap(True)
-            text.addWidget(note)
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
         line.setSpacing(SPACE["l"])
@@ -147,6 +137,18 @@ class Section(QFrame):
         control.setParent(row)
         control.setMinimumWidth(ROW_CONTROL_PX)
         line.addWidget(control, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.body.addWidget(row)
+        return row
+
+    def add_wide_row(self, name: str, control: QLayout, hint: str = "") -> QWidget:
+        """A setting whose control spans the card: ``name`` and ``hint`` above,
+        ``control`` (a layout: a slider with its value and a button) below them."""
+        row = QWidget(self)
+        row.setObjectName("settingRow")
+        column, _label = _name_and_hint(row, name, hint)
+        row.setLayout(column)
+        column.addSpacing(4)
+        column.addLayout(control)
         self.body.addWidget(row)
         return row
 
@@ -224,3 +226,21 @@ class SectionIndex(QListWidget):
             self.setCurrentRow(row)
         finally:
             self._following = False
+
+
+def _name_and_hint(row: QWidget, name: str, hint: str) -> tuple[QVBoxLayout, QLabel]:
+    """A setting's name, with its hint in muted text under it when there is one; the
+    layout and the name's label."""
+    label = QLabel(name, row)
+    label.setObjectName("settingName")
+    text = QVBoxLayout()
+    text.setContentsMargins(0, 0, 0, 0)
+    text.setSpacing(2)
+    text.addWidget(label)
+    if hint:
+        note = QLabel(hint, row)
+        note.setObjectName("settingHint")
+        note.setProperty("role", "muted")
+        note.setWordWrap(True)
+        text.addWidget(note)
+    return text, label

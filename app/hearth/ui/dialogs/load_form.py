@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from hearth.core.quantization import KV_CACHE_TYPES
 from hearth.hardware import ContextPlan
 from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
-from hearth.ui.dialogs.load_sections import FoldingSection, ToneLabel, wide_row
+from hearth.ui.dialogs.load_sections import FoldingSection, ToneLabel
 from hearth.ui.section import Section
 from hearth.ui.style.tokens import SPACE
 
@@ -116,7 +116,7 @@ class LoadForm(QWidget):
             self,
             icon_kind="load",
         )
-        wide_row(self.main_section, "GPU offload", gpu_row,
+        self.main_section.add_wide_row("GPU offload", gpu_row,
                  "Layers on the GPU: more is faster. Auto-fit puts as many as fit.")  # fmt: skip
         self.main_section.add_row("Context length", self.ctx_spin,
                                   "Tokens of conversation the model sees at once.")  # fmt: skip

@@ -18,10 +18,8 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
     QLabel,
-    QLayout,
     QPushButton,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -32,29 +30,6 @@ from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import SPACE
 
 log = logging.getLogger(__name__)
-
-
-def wide_row(section: Section, name: str, control: QLayout, hint: str = "") -> QWidget:
-    """A setting whose control spans the card: ``name`` and ``hint`` above, ``control``
-    (a layout: a slider with its value and a button) below them."""
-    row = QWidget(section)
-    row.setObjectName("settingRow")
-    label = QLabel(name, row)
-    label.setObjectName("settingName")
-    column = QVBoxLayout(row)
-    column.setContentsMargins(0, 0, 0, 0)
-    column.setSpacing(2)
-    column.addWidget(label)
-    if hint:
-        note = QLabel(hint, row)
-        note.setObjectName("settingHint")
-        note.setProperty("role", "muted")
-        note.setWordWrap(True)
-        column.addWidget(note)
-    column.addSpacing(4)
-    column.addLayout(control)
-    section.body.addWidget(row)
-    return row
 
 
 class ToneLabel(QLabel):
