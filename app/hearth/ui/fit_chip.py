@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from enum import Enum
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
@@ -29,6 +29,7 @@ from hearth.hardware.speed import (
     format_speed,
 )
 from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.theme_hook import ThemeHook, set_sheet
 from hearth.ui.style.tokens import RADIUS, SPACE, Tokens
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ class FitChip(QLabel):
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Fit on this machine")
-        self._restyle()
+        self._hook = ThemeHook(self, self._restyle)
 
     @property
     def level(self) -> ChipLevel:
@@ -168,20 +169,14 @@ class FitChip(QLabel):
         # palette with the fill, which would make a light chip read as a dark theme.
         return chip_colors(tokens_for(QGuiApplication.palette()), self.chip.level)
 
-    def _restyle(self) -> None:
+    def _restyle(self, _tokens: Tokens | None = None) -> None:
         c = self.colors()
-        sheet = (
+        set_sheet(
+            self,
             f"QLabel#fitChip {{ color: {c.text}; background: {c.fill}; "
             f"border: 1px solid {c.border}; border-radius: {RADIUS['m']}px; "
-            f"padding: 2px {SPACE['s']}px; }}"
+            f"padding: 2px {SPACE['s']}px; }}",
         )
-        if sheet != self.styleSheet():  # re-polishing sends another palette change
-            self.setStyleSheet(sheet)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
-        super().changeEvent(event)
 
 
 def chip_cell(inset: int = SPACE["s"]) -> QWidget:

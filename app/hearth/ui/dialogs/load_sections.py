@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
@@ -27,7 +26,8 @@ from hearth.ui.content_scroll import ContentScroll
 from hearth.ui.section import Section
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
-from hearth.ui.style.tokens import SPACE
+from hearth.ui.style.theme_hook import ThemeHook, app_tokens, set_sheet
+from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +42,16 @@ class ToneLabel(QLabel):
         self.setAccessibleName(accessible)
         self.setWordWrap(True)
         self.tone = "muted"
-        self._restyle()
+        self._hook = ThemeHook(self, self._restyle)
 
     def set_tone(self, tone: str) -> None:
         """``"muted"`` or ``"danger"``."""
         self.tone = tone
-        self._restyle()
+        self._restyle(app_tokens())
 
-    def _restyle(self) -> None:
-        t = tokens_for(QGuiApplication.palette())  # the app's: our sheet paints our own
+    def _restyle(self, t: Tokens) -> None:
         color = t.danger if self.tone == "danger" else t.text_muted
-        sheet = f"QLabel#{self.objectName()} {{ color: {color}; }}"
-        if sheet != self.styleSheet():  # re-polishing sends another palette change
-            self.setStyleSheet(sheet)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
-        super().changeEvent(event)
+        set_sheet(self, f"QLabel#{self.objectName()} {{ color: {color}; }}")
 
 
 def compact_combo(combo: QComboBox, chars: int) -> None:

@@ -33,9 +33,10 @@ from hearth.ui.pages.common import button, plural
 from hearth.ui.pages.discover_picks import PicksView
 from hearth.ui.pages.discover_results import ResultsList
 from hearth.ui.pages.model_page import ModelPage
-from hearth.ui.pages.page_style import PageHeader, StatusLabel, ThemeHook, page_layout
+from hearth.ui.pages.page_style import PageHeader, StatusLabel, page_layout
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.icons import icon
+from hearth.ui.style.theme_hook import ThemeHook
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 

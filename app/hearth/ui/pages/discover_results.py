@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 
 from hearth.hub import ModelSummary
 from hearth.ui.pages.common import plural
-from hearth.ui.pages.page_style import ElidedLabel, ThemeHook
+from hearth.ui.pages.page_style import ElidedLabel
+from hearth.ui.style.theme_hook import ThemeHook
 from hearth.ui.style.tokens import RADIUS, SPACE, Tokens
 
 log = logging.getLogger(__name__)

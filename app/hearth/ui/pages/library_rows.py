@@ -15,8 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -34,8 +33,8 @@ from hearth.library import LocalModel, ModelSource
 from hearth.library.capabilities import Capability, model_capabilities
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_choices import model_key, saved_load_options
-from hearth.ui.style.theme import tokens_for
-from hearth.ui.style.tokens import RADIUS, SPACE
+from hearth.ui.style.theme_hook import ThemeHook, set_sheet
+from hearth.ui.style.tokens import RADIUS, SPACE, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -121,25 +120,18 @@ class CapabilityChips(QWidget):
             row.addWidget(chip, 0, Qt.AlignmentFlag.AlignVCenter)  # not the row's height
             self.chips.append(chip)
         row.addStretch(1)
-        self._restyle()
+        self._hook = ThemeHook(self, self._restyle)
 
     def labels(self) -> list[str]:
         return [chip.text() for chip in self.chips]
 
-    def _restyle(self) -> None:
-        t = tokens_for(QGuiApplication.palette())
-        sheet = (
+    def _restyle(self, t: Tokens) -> None:
+        set_sheet(
+            self,
             f"QLabel#capabilityChip {{ color: {t.text}; background: {t.surface_alt}; "
             f"border: 1px solid {t.border}; border-radius: {RADIUS['m']}px; "
-            f"padding: 1px {SPACE['xs']}px; }}"
+            f"padding: 1px {SPACE['xs']}px; }}",
         )
-        if sheet != self.styleSheet():  # re-polishing sends another palette change
-            self.setStyleSheet(sheet)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
-        super().changeEvent(event)
 
 
 def row_chips(table: QTableWidget, row: int) -> CapabilityChips | None:

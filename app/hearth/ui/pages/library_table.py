@@ -33,13 +33,12 @@ from hearth.ui.pages.library_rows import (
     row_texts,
 )
 from hearth.ui.pages.page_style import (
-    ThemeHook,
-    app_tokens,
     fit_height_to_rows,
     size_widget_column,
     style_table,
 )
 from hearth.ui.pages.quant_table import size_chip_column
+from hearth.ui.style.theme_hook import ThemeHook, app_tokens
 from hearth.ui.style.tokens import Tokens
 
 log = logging.getLogger(__name__)

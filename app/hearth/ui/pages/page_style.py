@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.ui.style.icons import icon
-from hearth.ui.style.theme import tokens_for
+from hearth.ui.style.theme_hook import ThemeHook, app_tokens, set_sheet
 from hearth.ui.style.tokens import SPACE, Tokens
 
 log = logging.getLogger(__name__)
@@ -42,41 +42,12 @@ PAGE_MARGINS = (SPACE["xl"], SPACE["l"], SPACE["xl"], SPACE["xl"])
 ROW_HEIGHT = 44  # a table row: a button of the stylesheet's height with s above and below
 
 
-def app_tokens() -> Tokens:
-    """The theme the app is painted in (the app's palette: a widget with its own
-    style sheet may carry a palette of its fill)."""
-    return tokens_for(QGuiApplication.palette())
-
-
 def page_layout(widget: QWidget) -> QVBoxLayout:
     """``widget``'s column with the pages' margins and spacing."""
     col = QVBoxLayout(widget)
     col.setContentsMargins(*PAGE_MARGINS)
     col.setSpacing(SPACE["m"])
     return col
-
-
-class ThemeHook(QObject):
-    """Calls ``apply(tokens)`` now and whenever ``widget``'s palette changes (the theme
-    switched), at most once per theme."""
-
-    def __init__(self, widget: QWidget, apply: Callable[[Tokens], None]) -> None:
-        super().__init__(widget)
-        self._apply = apply
-        self._tokens: Tokens | None = None
-        widget.installEventFilter(self)
-        self.refresh()
-
-    def refresh(self) -> None:
-        t = app_tokens()
-        if t is not self._tokens:
-            self._tokens = t
-            self._apply(t)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.PaletteChange:
-            self.refresh()
-        return False
 
 
 def _rgba(color: str, alpha: float) -> str:
@@ -165,9 +136,7 @@ class StatusLabel(QLabel):
 
     def _restyle(self, t: Tokens) -> None:
         color = t.danger if getattr(self, "error", False) else t.text_muted
-        sheet = f"color: {color};"
-        if sheet != self.styleSheet():
-            self.setStyleSheet(sheet)
+        set_sheet(self, f"color: {color};")
 
 
 class ElidedLabel(QLabel):

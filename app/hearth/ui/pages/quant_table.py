@@ -29,13 +29,12 @@ from hearth.hub import GgufModel
 from hearth.ui.fit_chip import FitChip, cell_chip, chip_cell, chip_for_estimate
 from hearth.ui.pages.common import button, button_cell
 from hearth.ui.pages.page_style import (
-    ThemeHook,
-    app_tokens,
     fit_height_to_rows,
     size_widget_column,
     style_table,
 )
 from hearth.ui.style.icons import icon
+from hearth.ui.style.theme_hook import ThemeHook, app_tokens
 from hearth.ui.style.tokens import Tokens
 
 log = logging.getLogger(__name__)
