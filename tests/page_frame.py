@@ -4,8 +4,9 @@ and contrast tests of the Settings and Server pages."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -58,3 +59,22 @@ def painted_background(image: QImage, rect: QRect) -> str:
         for x in range(max(rect.left(), 0), min(rect.right() + 1, image.width())):
             counts[image.pixel(x, y)] += 1
     return f"#{counts.most_common(1)[0][0] & 0xFFFFFF:06x}"
+
+
+def assert_controls_whole(
+    controls: Sequence[QWidget], sections: Sequence[QWidget], viewport: QWidget
+) -> None:
+    """Every control at least its own size (a button's text never cut), inside its
+    card, and within the visible width of ``viewport``."""
+    for widget in controls:
+        name = widget.accessibleName() or widget.objectName() or type(widget).__name__
+        assert widget.width() >= widget.minimumSizeHint().width(), name
+        if isinstance(widget, QAbstractButton) and widget.text():
+            assert widget.width() >= widget.sizeHint().width(), f"{name}: its text is cut"
+        assert widget.height() >= widget.minimumSizeHint().height(), name
+        section = next(s for s in sections if s.isAncestorOf(widget))
+        inside = QRect(widget.mapTo(section, QPoint(0, 0)), widget.size())
+        title = section.accessibleName()
+        assert section.rect().contains(inside), f"{name} sticks out of {title}"
+        left = widget.mapTo(viewport, QPoint(0, 0)).x()
+        assert left >= 0 and left + widget.width() <= viewport.width(), f"{name} is cut off"

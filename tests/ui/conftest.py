@@ -7,6 +7,7 @@ import gc
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -15,7 +16,9 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from click_counter import ClickCounter
+from hearth.ui import first_run
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
+from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import clear_theme
 
 T = TypeVar("T")
@@ -98,3 +101,18 @@ def click_counter(qapp: QApplication) -> Iterator[ClickCounter]:
         yield counter
     finally:
         qapp.removeEventFilter(counter)
+
+
+@pytest.fixture
+def offline_window(
+    qtbot: Any, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> MainWindow:
+    """A main window with no model, no Hub and a fixed backend answer (the real probe
+    runs a child process), its logs and chats in the test's folder; not yet shown."""
+    monkeypatch.setattr(
+        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+    )
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub from tests
+    win = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
+    qtbot.addWidget(win)
+    return win

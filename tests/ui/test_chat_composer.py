@@ -11,14 +11,12 @@ stats line. Every page's empty-state cards have one width and one height.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from hearth.ui import first_run
 from hearth.ui.chat_composer import MAX_LINES
 from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
@@ -29,15 +27,8 @@ SMALL_SCREENS = [(900, 650), (800, 600)]
 
 
 @pytest.fixture
-def window(
-    qtbot: QtBot, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> MainWindow:
-    monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
-    )
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub from tests
-    win = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
-    qtbot.addWidget(win)
+def window(offline_window: MainWindow) -> MainWindow:
+    win = offline_window
     apply_theme("light")  # the app's stylesheet: its padding sets the box's height
     win.show()
     return win

@@ -10,14 +10,11 @@ and "1 model".
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from hearth.ui import first_run
 from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.common import plural
 from hearth.ui.pages.request_log_table import RequestLogTable
@@ -26,16 +23,8 @@ pytestmark = pytest.mark.ui
 
 
 @pytest.fixture
-def window(
-    qtbot: QtBot, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> MainWindow:
-    # The backend probe runs a child process; a fixed answer keeps this quick.
-    monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
-    )
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub from tests
-    win = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
-    qtbot.addWidget(win)
+def window(offline_window: MainWindow) -> MainWindow:
+    win = offline_window
     win.resize(1000, 700)
     win.show()
     return win

@@ -20,7 +20,6 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QApplication,
     QGroupBox,
     QLabel,
@@ -47,7 +46,17 @@ from hearth.ui.pages.server_panel import ServerPanel
 from hearth.ui.section import Section
 from hearth.ui.style.theme import apply_theme, tokens_for
 from hearth.ui.style.tokens import contrast_ratio
-from page_frame import AA, CHROME, NARROW, RAIL, WIDE, host, painted_background, visible_controls
+from page_frame import (
+    AA,
+    CHROME,
+    NARROW,
+    RAIL,
+    WIDE,
+    assert_controls_whole,
+    host,
+    painted_background,
+    visible_controls,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -114,17 +123,7 @@ def test_cards_fit_and_nothing_is_clipped(
     viewport = area.viewport()
     controls = visible_controls(panel)
     assert len(controls) >= 12
-    for widget in controls:
-        name = widget.accessibleName() or widget.objectName() or type(widget).__name__
-        assert widget.width() >= widget.minimumSizeHint().width(), name
-        if isinstance(widget, QAbstractButton) and widget.text():
-            assert widget.width() >= widget.sizeHint().width(), f"{name}: its text is cut"
-        assert widget.height() >= widget.minimumSizeHint().height(), name
-        section = next(s for s in sections if s.isAncestorOf(widget))
-        inside = QRect(widget.mapTo(section, QPoint(0, 0)), widget.size())
-        assert section.rect().contains(inside), f"{name} sticks out of {section.title()}"
-        left = widget.mapTo(viewport, QPoint(0, 0)).x()
-        assert left >= 0 and left + widget.width() <= viewport.width(), f"{name} is cut off"
+    assert_controls_whole(controls, sections, viewport)
     assert area.horizontalScrollBar().maximum() == 0
 
     def at(widget: QWidget) -> QPoint:

@@ -15,7 +15,6 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QApplication,
     QGroupBox,
     QLabel,
@@ -31,7 +30,17 @@ from hearth.ui.section import Section
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import contrast_ratio
 from hub_testing import isolated_hf  # noqa: F401 - autouse: a file keyring
-from page_frame import AA, CHROME, NARROW, RAIL, WIDE, host, painted_background, visible_controls
+from page_frame import (
+    AA,
+    CHROME,
+    NARROW,
+    RAIL,
+    WIDE,
+    assert_controls_whole,
+    host,
+    painted_background,
+    visible_controls,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -86,17 +95,7 @@ def test_every_control_fits_and_the_page_scrolls(
 
     controls = visible_controls(page)
     assert len(controls) >= 15
-    for widget in controls:
-        name = widget.accessibleName() or widget.objectName() or type(widget).__name__
-        assert widget.width() >= widget.minimumSizeHint().width(), name
-        if isinstance(widget, QAbstractButton) and widget.text():
-            assert widget.width() >= widget.sizeHint().width(), f"{name}: its text is cut"
-        assert widget.height() >= widget.minimumSizeHint().height(), name
-        section = next(s for s in page.sections if s.isAncestorOf(widget))
-        inside = QRect(widget.mapTo(section, QPoint(0, 0)), widget.size())
-        assert section.rect().contains(inside), f"{name} sticks out of {section.title()}"
-        left = widget.mapTo(viewport, QPoint(0, 0)).x()
-        assert left >= 0 and left + widget.width() <= viewport.width(), f"{name} is cut off"
+    assert_controls_whole(controls, page.sections, viewport)
 
     # The index is there when both fit, and gives its room to the sections otherwise.
     assert page.index.isVisible() is (window == WIDE)

@@ -1,5 +1,6 @@
-"""A speculative reply's acceptance rate is saved with it, and shown again when the
-chat is reopened (issue 16); the docs' screenshot of that footer.
+"""The chat footer shows a speculative reply's draft acceptance rate beside tok/s; the
+rate is saved with the reply and shown again when the chat is reopened (issue 16); the
+docs' screenshot of that footer.
 
 A real worker loads the synthetic target with its draft model (``spec_models``: they
 agree by construction), as the Load dialog passes it. The reply's draft counts go to
@@ -23,7 +24,8 @@ from pytestqt.qtbot import QtBot
 
 from hearth.chats import ChatStore
 from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui.chat_turns import ChatSettings
+from hearth.supervisor.client_types import ChatStreamStats
+from hearth.ui.chat_turns import ChatSettings, draft_acceptance, stats_text
 from hearth.ui.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
@@ -35,7 +37,14 @@ NARROW = (900, 650)
 RATE = re.compile(r"tok/s · drafts (\d+)% accepted · TTFT")
 
 
-def test_a_reopened_chat_shows_its_acceptance_rate(
+def test_footer_wording() -> None:
+    assert draft_acceptance(40, 30) == "drafts 75% accepted"
+    assert draft_acceptance(0, 0) is None  # a plain reply says nothing of drafts
+    assert draft_acceptance(None, None) is None
+    assert "drafts" not in stats_text(ChatStreamStats(tokens_per_s=12.0, ttft_ms=30.0), 512)
+
+
+def test_a_speculative_reply_shows_its_rate_live_and_when_reopened(
     qtbot: QtBot, arun: Any, spec_models: dict[str, Path], tmp_path: Path
 ) -> None:
     options = LoadOptions(n_ctx=1024, n_parallel=1, spec_mode="draft",
