@@ -77,6 +77,7 @@ class StreamResult:
     n_tokens: int = 0
     cached_tokens: int | None = None
     error: str | None = None
+    text: str = ""  # the streamed reply, to compare greedy output between servers
 
     @property
     def ok(self) -> bool:
@@ -169,14 +170,14 @@ class ServerRecord:
         return {s.error for s in streams if s.error}
 
 
-def _median(values: list[float]) -> float:
+def median_of(values: list[float]) -> float:
     clean = [v for v in values if not math.isnan(v)]
     return statistics.median(clean) if clean else float("nan")
 
 
-def _paired(numerators: list[float], denominators: list[float]) -> float:
+def paired(numerators: list[float], denominators: list[float]) -> float:
     """Median over rounds of the per-round ratio; both sides are measured seconds apart."""
-    return _median([a / b for a, b in zip(numerators, denominators, strict=False) if b])
+    return median_of([a / b for a, b in zip(numerators, denominators, strict=False) if b])
 
 
 # --------------------------------------------------------------------------- prompts
@@ -407,6 +408,7 @@ def _read_event(line: str, result: StreamResult, usage_tokens: int | None) -> in
     for choice in event.get("choices") or []:
         if choice.get("text"):
             result.token_times.append(now)
+            result.text += choice["text"]
     usage = event.get("usage")
     if usage:
         details = usage.get("prompt_tokens_details") or {}
@@ -452,23 +454,23 @@ class CpuMeter:
 
     def __init__(self) -> None:
         self.pids: list[int] = []
-        self._hz = os.sysconf("SC_CLK_TCK")
+        self.hz = os.sysconf("SC_CLK_TCK")
         self._ncpu = os.cpu_count() or 1
 
     def snapshot(self) -> tuple[float, int, float]:
         """(wall time, busy jiffies of the whole machine, jiffies of this bench's processes)."""
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
         busy = sum(fields) - fields[3] - fields[4]  # all but idle and iowait; steal counts
-        own = sum(os.times()[:2]) * self._hz + sum(self._pid_jiffies(p) for p in self.pids)
+        own = sum(os.times()[:2]) * self.hz + sum(self.pid_jiffies(p) for p in self.pids)
         return time.perf_counter(), busy, own
 
     def foreign(self, before: tuple[float, int, float], after: tuple[float, int, float]) -> float:
         wall = after[0] - before[0]
         other = (after[1] - before[1]) - (after[2] - before[2])
-        return max(0.0, other) / (wall * self._hz * self._ncpu) if wall > 0 else 0.0
+        return max(0.0, other) / (wall * self.hz * self._ncpu) if wall > 0 else 0.0
 
     @staticmethod
-    def _pid_jiffies(pid: int) -> int:
+    def pid_jiffies(pid: int) -> int:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
@@ -620,17 +622,17 @@ def run(args: argparse.Namespace) -> Bench:
 # --------------------------------------------------------------------------- report
 
 
-def _fmt(value: float, digits: int = 1) -> str:
+def fmt(value: float, digits: int = 1) -> str:
     return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _spread(values: list[float], digits: int = 1) -> str:
+def spread(values: list[float], digits: int = 1) -> str:
     """``median (min-max)`` of a series."""
     clean = [v for v in values if not math.isnan(v)]
     if not clean:
         return "n/a"
-    low, high = _fmt(min(clean), digits), _fmt(max(clean), digits)
-    return f"{_fmt(_median(clean), digits)} ({low}-{high})"
+    low, high = fmt(min(clean), digits), fmt(max(clean), digits)
+    return f"{fmt(median_of(clean), digits)} ({low}-{high})"
 
 
 def _row(cells: list[str], widths: list[int]) -> str:
@@ -648,13 +650,13 @@ def absolute_table(bench: Bench) -> str:
     headers = ["tok/s: median (min-max)", *(f"{n} stream{'s' * (n > 1)}" for n in streams)]
     pad = [""] * (len(streams) - 1)
     rows = [
-        ["direct llama-cpp-python, Llama API", _spread(bench.direct_api), *pad],
-        ["direct llama_decode loop, native", _spread(bench.direct_native), *pad],
+        ["direct llama-cpp-python, Llama API", spread(bench.direct_api), *pad],
+        ["direct llama_decode loop, native", spread(bench.direct_native), *pad],
     ]
     for rec in bench.records.values():
-        rows.append([rec.name, *(_spread(rec.agg(n)) for n in streams)])
-        rows.append([f"{rec.name}, end to end", *(_spread(rec.end_to_end(n)) for n in streams)])
-        rows.append([f"{rec.name}, steady state", *(_spread(rec.steady(n)) for n in streams)])
+        rows.append([rec.name, *(spread(rec.agg(n)) for n in streams)])
+        rows.append([f"{rec.name}, end to end", *(spread(rec.end_to_end(n)) for n in streams)])
+        rows.append([f"{rec.name}, steady state", *(spread(rec.steady(n)) for n in streams)])
     return table(headers, rows)
 
 
@@ -666,8 +668,8 @@ def ttft_table(bench: Bench) -> str:
         prompt = rec.ttfts[0].prompt_tokens if rec.ttfts else 0
         rows.append([
             rec.name,
-            _spread(rec.cold(), 3),
-            _spread(rec.follow(), 3),
+            spread(rec.cold(), 3),
+            spread(rec.follow(), 3),
             f"{min(cached, default=0)}/{prompt}",
             f"{rec.failures()}/{rec.requests()}",
         ])  # fmt: skip
@@ -692,17 +694,17 @@ def targets(bench: Bench) -> list[Target]:
     h = bench.records["hearth"]
     one = h.agg(1)
     found = [
-        Target("Hearth 1 stream / direct (Llama API)", _paired(one, bench.direct_api), 0.97, True),
-        Target("Hearth 4 streams / Hearth 1 stream", _paired(h.agg(4), one), 1.8, True),
-        Target("Hearth 8 streams / Hearth 1 stream", _paired(h.agg(8), one), 2.15, True),
+        Target("Hearth 1 stream / direct (Llama API)", paired(one, bench.direct_api), 0.97, True),
+        Target("Hearth 4 streams / Hearth 1 stream", paired(h.agg(4), one), 1.8, True),
+        Target("Hearth 8 streams / Hearth 1 stream", paired(h.agg(8), one), 2.15, True),
     ]
     ls = bench.records.get("llama-server")
     if ls is not None:
         found += [
-            Target("Hearth / llama-server, 4 streams", _paired(h.agg(4), ls.agg(4)), 0.95, True),
-            Target("Hearth / llama-server, 8 streams", _paired(h.agg(8), ls.agg(8)), 0.95, True),
+            Target("Hearth / llama-server, 4 streams", paired(h.agg(4), ls.agg(4)), 0.95, True),
+            Target("Hearth / llama-server, 8 streams", paired(h.agg(8), ls.agg(8)), 0.95, True),
         ]
-    found.append(Target("Hearth follow-up / cold TTFT", _paired(h.follow(), h.cold()), 0.06, False))
+    found.append(Target("Hearth follow-up / cold TTFT", paired(h.follow(), h.cold()), 0.06, False))
     found.append(Target("failed requests (all servers)", float(bench.failures()), 0, False))
     return found
 
@@ -713,27 +715,27 @@ def ratio_table(bench: Bench) -> str:
         verdict = {True: "met", False: "NOT MET", None: "n/a"}[t.met]
         digits = 0 if t.name.startswith("failed") else 3
         bound = f"{'>=' if t.at_least else '<='} {t.bound:g}"
-        rows.append([t.name, _fmt(t.value, digits), bound, verdict])
+        rows.append([t.name, fmt(t.value, digits), bound, verdict])
     return table(["target (median of per-round ratios)", "value", "needed", "verdict"], rows)
 
 
 def reference_table(bench: Bench) -> str:
     h = bench.records["hearth"]
-    rows = [["Hearth 1 stream / direct native loop", _paired(h.agg(1), bench.direct_native)]]
+    rows = [["Hearth 1 stream / direct native loop", paired(h.agg(1), bench.direct_native)]]
     for rec in bench.records.values():
         for n in bench.args.streams[1:]:
-            rows.append([f"{rec.name} {n} streams / 1 stream", _paired(rec.agg(n), rec.agg(1))])
-        rows.append([f"{rec.name} follow-up / cold TTFT", _paired(rec.follow(), rec.cold())])
+            rows.append([f"{rec.name} {n} streams / 1 stream", paired(rec.agg(n), rec.agg(1))])
+        rows.append([f"{rec.name} follow-up / cold TTFT", paired(rec.follow(), rec.cold())])
     ls = bench.records.get("llama-server")
     if ls is not None:
-        rows.append(["Hearth / llama-server, 1 stream", _paired(h.agg(1), ls.agg(1))])
+        rows.append(["Hearth / llama-server, 1 stream", paired(h.agg(1), ls.agg(1))])
         for n in bench.args.streams[1:]:
-            e2e = _paired(h.end_to_end(n), ls.end_to_end(n))
+            e2e = paired(h.end_to_end(n), ls.end_to_end(n))
             rows.append([f"Hearth / llama-server, {n} streams, end to end", e2e])
-            steady = _paired(h.steady(n), ls.steady(n))
+            steady = paired(h.steady(n), ls.steady(n))
             rows.append([f"Hearth / llama-server, {n} streams, steady state", steady])
-        rows.append(["Hearth / llama-server, cold TTFT", _paired(h.cold(), ls.cold())])
-    return table(["other ratios", "value"], [[name, _fmt(v, 3)] for name, v in rows])
+        rows.append(["Hearth / llama-server, cold TTFT", paired(h.cold(), ls.cold())])
+    return table(["other ratios", "value"], [[name, fmt(v, 3)] for name, v in rows])
 
 
 def machine() -> str:
@@ -757,7 +759,7 @@ def report(bench: Bench, load_before: str) -> str:
         f"extra llama-server args: {args.llama_server_arg or 'none'}",
         f"machine: {load_before}",
         f"CPU taken by other processes during the measurements kept: median "
-        f"{_median(bench.noise):.1%}, max {max(bench.noise, default=0.0):.1%} "
+        f"{median_of(bench.noise):.1%}, max {max(bench.noise, default=0.0):.1%} "
         f"({bench.retries} noisy measurements repeated)",
         absolute_table(bench),
         ttft_table(bench),

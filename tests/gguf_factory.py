@@ -219,6 +219,7 @@ def write_llama(
     repo_fim: bool = False,
     quiet_rows: np.ndarray | None = None,
     weights: Mapping[str, np.ndarray] | None = None,
+    pooling: gguf.PoolingType | None = None,
 ) -> Path:
     """Write a llama GGUF with seeded random weights; same arguments, same bytes.
 
@@ -226,7 +227,8 @@ def write_llama(
     <|im_start|>, <|im_end|> as its first controls, and with ``fim`` the three FIM
     tokens next, and with ``repo_fim`` <|repo_name|> and <|file_sep|> after them.
     Output rows in ``quiet_rows`` are zero. Tensors named in ``weights``
-    are written as given (numpy shapes as tensor_shapes lists them), not drawn.
+    are written as given (numpy shapes as tensor_shapes lists them), not drawn. A
+    ``pooling`` type (and no chat template) makes an embedding model.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -248,17 +250,7 @@ def write_llama(
     w.add_rope_freq_base(spec.rope_freq_base)
     w.add_layer_norm_rms_eps(spec.rms_eps)
 
-    w.add_tokenizer_model("llama")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(vocab.tokens)
-    w.add_token_scores(vocab.scores)
-    w.add_token_types(vocab.types)
-    w.add_bos_token_id(BOS_ID)
-    w.add_eos_token_id(EOS_ID)
-    w.add_unk_token_id(UNK_ID)
-    w.add_eot_token_id(IM_END_ID)
-    w.add_add_bos_token(True)
-    w.add_add_eos_token(False)
+    add_tokenizer(w, vocab)
     if fim:
         w.add_uint32(gguf.Keys.Tokenizer.FIM_PRE_ID, FIM_PRE_ID)
         w.add_uint32(gguf.Keys.Tokenizer.FIM_SUF_ID, FIM_SUF_ID)
@@ -268,6 +260,8 @@ def write_llama(
         w.add_uint32(gguf.Keys.Tokenizer.FIM_SEP_ID, FIRST_NORMAL_ID + 1)
     if chat_template is not None:
         w.add_chat_template(chat_template)
+    if pooling is not None:
+        w.add_pooling_type(pooling)
 
     output_name = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.OUTPUT] + ".weight"
     for tname, shape in tensor_shapes(spec, len(vocab.tokens)).items():
@@ -299,6 +293,7 @@ def write_tiny_llama(
     chat_template: str | None = CHATML_TEMPLATE,
     plain_output: bool = True,
     repo_fim: bool = False,
+    pooling: gguf.PoolingType | None = None,
 ) -> Path:
     """Write the tiny test llama (VOCAB, FIM tokens); same arguments, same bytes.
 
@@ -324,6 +319,7 @@ def write_tiny_llama(
         fim=True,
         repo_fim=repo_fim,
         quiet_rows=quiet,
+        pooling=pooling,
     )
 
 
@@ -460,3 +456,19 @@ def write_spec_pair(
         name=f"{name} draft", seed=seed, quiet_rows=quiet_rows,
     )  # fmt: skip
     return target, draft
+
+
+def add_tokenizer(w: gguf.GGUFWriter, vocab: Vocab) -> None:
+    """The SentencePiece-style tokenizer every synthetic model here shares: ``vocab``
+    with the test ids for BOS, EOS, UNK and end of turn."""
+    w.add_tokenizer_model("llama")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(vocab.tokens)
+    w.add_token_scores(vocab.scores)
+    w.add_token_types(vocab.types)
+    w.add_bos_token_id(BOS_ID)
+    w.add_eos_token_id(EOS_ID)
+    w.add_unk_token_id(UNK_ID)
+    w.add_eot_token_id(IM_END_ID)
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)

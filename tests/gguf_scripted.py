@@ -12,10 +12,9 @@ So after any prompt (whose last token is ordinary) the model "answers" with exac
 script. A script token equal to the prompt's last one (a lone "\n" after a generation
 prompt ending in a newline) would be taken for it, so scripts avoid such short pieces.
 The next token depends on the current one only, and llama.cpp wants token texts unique,
-so a script never repeats a token (harmony's two ``<|channel|>`` messages take two
-scripts). Markers that are control tokens in the family's real vocabulary are CONTROL
-here too, so the engine must keep them as text the way llama-server does, or the reply
-cannot be parsed.
+so a script never repeats a token (a marker's later uses are ordinary text). Markers
+that are control tokens in the family's real vocabulary are CONTROL here too, so the
+engine must keep them as text the way llama-server does, or the reply cannot be parsed.
 """
 
 from __future__ import annotations
@@ -62,20 +61,25 @@ class Family:
 
 def split_script(reply: str, family: Family) -> list[Piece]:
     """``reply`` cut at the family's markers: each marker one token of its kind, the text
-    between one ordinary token each."""
+    between one ordinary token each. A script cannot repeat a token, so a marker's later
+    uses are spelled inside the ordinary text around them (harmony's second message:
+    ``<|channel|>final<|message|>The answer.``); the reply's text is the same."""
     markers = sorted(
         [(m, "control") for m in family.controls] + [(m, "user") for m in family.user_defined],
         key=lambda item: -len(item[0]),
     )
     pieces: list[Piece] = []
+    seen: set[str] = set()
     text = ""
     i = 0
     while i < len(reply):
         hit = next(((m, k) for m, k in markers if reply.startswith(m, i)), None)
-        if hit is None:
-            text += reply[i]
-            i += 1
+        if hit is None or hit[0] in seen:  # a marker's second time is ordinary text
+            step = len(hit[0]) if hit else 1
+            text += reply[i : i + step]
+            i += step
             continue
+        seen.add(hit[0])
         if text:
             pieces.append(Piece(text))
             text = ""

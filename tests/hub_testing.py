@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import keyring
 import pytest
-from keyrings.alt.file import PlaintextKeyring
 
 from fake_hub import FakeHub, deterministic_blob
 from hearth.hub import DownloadManager, RetryPolicy
 from hearth.hub.sidecar import part_path, sidecar_path
+from keyring_backends.file_keyring import AltPlaintextKeyring
 
 T = TypeVar("T")
 REPO = "hearth-test/blobs-GGUF"
@@ -31,11 +31,11 @@ FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.05, max_delay=0.2)
 
 @pytest.fixture(autouse=True)
 def isolated_hf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No real token or keyring: a file keyring under tmp_path."""
+    """No real token or keyring: a plain-text file keyring under tmp_path (reported as
+    the file it is, as keyrings.alt's would be)."""
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    ring = PlaintextKeyring()
-    ring.file_path = str(tmp_path / "keyring.cfg")
+    ring = AltPlaintextKeyring(tmp_path / "keyring.json")
     previous = keyring.get_keyring()
     keyring.set_keyring(ring)
     yield

@@ -20,6 +20,33 @@ import pytest
 CACHE = Path.home() / ".cache" / "hearth-test"
 MARKER = "/vendor/llama.cpp/models/templates/"
 
+# The constructs of llama.cpp's own Phi-4-mini template
+# (models/templates/llama-cpp-microsoft-Phi-4-mini-instruct.jinja), which the pinned
+# sdist does not carry: ``tools is defined`` decides the system turn, and the loops over
+# ``tools`` and ``message.tool_calls`` are unguarded.
+PHI4_MINI = "llama-cpp-microsoft-Phi-4-mini-instruct.jinja"
+PHI4_MINI_LIKE = (
+    "{%- if messages[0]['role'] == 'system' %}{% set system_message = messages[0]['content'] %}"
+    "{% elif tools is defined %}{% set system_message = '' %}{% endif %}"
+    "{%- if system_message is defined %}<|system|>{{ system_message }}"
+    "{%- if tools is defined %}{% for tool in tools %}<|tool|>{{ tool['function'] | tojson }}"
+    "<|/tool|>{% endfor %}{% endif %}<|end|>{% endif %}"
+    "{%- for message in messages %}{% if message['role'] != 'system' %}"
+    "<|{{ message['role'] }}|>{% if message.content %}{{ message['content'] }}{% endif %}"
+    "{%- for tool_call in message.tool_calls %}<|tool_call|>{{ tool_call['function'] | tojson }}"
+    "<|/tool_call|>{% endfor %}<|end|>{% endif %}{% endfor %}"
+    "{%- if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+STAND_INS = {PHI4_MINI: PHI4_MINI_LIKE}
+
+
+def template_text(folder: Path, name: str) -> str:
+    """A corpus template's text, or its stand-in where this llama.cpp lacks the file."""
+    path = folder / name
+    if path.is_file() or name not in STAND_INS:
+        return path.read_text(encoding="utf-8")
+    return STAND_INS[name]
+
 
 def fetch_templates() -> Path:
     pinned = version("llama-cpp-python")

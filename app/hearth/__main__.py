@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(describe_json() + "\n")
         return 0
+    if args and args[0] == "--read-document":  # a chat's attachment (chats/doc_job)
+        from hearth.chats.doc_job import child_main
+
+        return child_main(args[1:])
     if args and args[0] == "--worker":
         from hearth.cli.serve import worker_main
 

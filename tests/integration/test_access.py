@@ -1,7 +1,7 @@
 """Who may use the worker: the app's token, the endpoint switch, API keys, failing closed.
 
 Real workers (``hearth --worker`` started by the Supervisor, and ``hearth serve``), real
-HTTP on 127.0.0.1, real keyrings: a plaintext file keyring, and a locked one
+HTTP on 127.0.0.1, real keyrings: a file-backed one, and a locked one
 (``tests/keyring_backends``) for the "keys exist but can't be read" case.
 """
 

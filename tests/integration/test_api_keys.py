@@ -8,12 +8,12 @@ import sys
 
 import httpx
 
+from keyring_backends.file_keyring import child_env
 from server_process import start_serve
 
 
 def keyring_env(tmp_path):
-    return dict(os.environ, PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
-                XDG_DATA_HOME=str(tmp_path / "xdg"))  # fmt: skip
+    return dict(os.environ, **child_env(tmp_path / "keyring.json"))
 
 
 def hearth(env, *args):

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from fake_hub import FakeHub
+from keyring_backends.file_keyring import child_env
 
 
 @pytest.fixture
@@ -25,8 +26,7 @@ def hub_env(tiny_model_q8, tiny_model_q4km, tmp_path):
             os.environ,
             HF_ENDPOINT=hub.url,
             HF_HOME=str(tmp_path / "hf"),
-            PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
-            XDG_DATA_HOME=str(tmp_path / "xdg"),
+            **child_env(tmp_path / "keyring.json"),
         )
         env.pop("HF_TOKEN", None)
         yield hub, env

@@ -13,15 +13,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from keyring_backends.file_keyring import child_env
 from server_process import start_serve
 
 NULL = "keyring.backends.null.Keyring"
 FAIL = "keyring.backends.fail.Keyring"
-PLAINTEXT = "keyrings.alt.file.PlaintextKeyring"
+PLAINTEXT = "file_keyring.AltPlaintextKeyring"  # tests/keyring_backends
 
 
 def env_with(backend: str, tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ, PYTHON_KEYRING_BACKEND=backend, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    env = dict(os.environ, **child_env(tmp_path / "ring" / "keyring.json", backend))
     env.pop("HEARTH_SECRET_STORE", None)
     return env
 
@@ -52,7 +53,7 @@ def test_plaintext_keyring_is_named_as_a_file(tmp_path: Path) -> None:
     env = env_with(PLAINTEXT, tmp_path)
     result = hearth(env, "login", "--token", "hf_SecretValue123")
     assert result.returncode == 0, result.stderr
-    ring_file = tmp_path / "xdg" / "python_keyring" / "keyring_pass.cfg"
+    ring_file = tmp_path / "ring" / "keyring.json"
     assert result.stdout.strip().startswith(f"Token saved in plain text at {ring_file} (mode ")
     assert "no OS keyring available" in result.stdout and "in the OS keyring" not in result.stdout
     assert ring_file.exists()

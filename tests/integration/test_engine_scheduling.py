@@ -34,6 +34,7 @@ def greedy(prompt: str, max_tokens: int = 24) -> GenerationRequest:
     )
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_concurrent_greedy_equals_one_at_a_time(tiny_model_q8):
     sequential = []
     for prompt in PROMPTS:  # a cold engine per prompt: nothing cached, nothing shared

@@ -21,6 +21,7 @@ import httpx
 import openai
 import pytest
 
+from chat_streams import collect_chat_stream
 from gguf_scripted import Family, write_scripted
 
 WEATHER = {
@@ -221,28 +222,15 @@ def test_openai_chat_structures_the_reply(families: Any, case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_openai_chat_streams_the_reply_structured(families: Any, case: Case) -> None:
     stream = _client(families).chat.completions.create(**_chat_body(case, stream=True))
-    reasoning, content = [], []
-    calls: dict[int, list[str]] = {}
-    finish = None
-    for chunk in stream:
-        if not chunk.choices:
-            continue
-        delta = chunk.choices[0].delta
-        reasoning.append(getattr(delta, "reasoning_content", None) or "")
-        content.append(delta.content or "")
-        for call in delta.tool_calls or []:
-            entry = calls.setdefault(call.index, ["", ""])
-            entry[0] += (call.function.name or "") if call.function else ""
-            entry[1] += (call.function.arguments or "") if call.function else ""
-        finish = chunk.choices[0].finish_reason or finish
-    assert "".join(reasoning) == case.reasoning
+    reply = collect_chat_stream(stream)
+    assert reply.reasoning == case.reasoning
     if case.call:
-        _assert_call([(name, args) for name, args in calls.values()])
-        assert finish == "tool_calls"
-        assert not "".join(content).strip()
+        _assert_call(reply.calls)
+        assert reply.finish == "tool_calls"
+        assert not reply.content.strip()
     else:
-        assert not calls
-        assert "".join(content) == case.content
+        assert not reply.calls
+        assert reply.content == case.content
 
 
 def test_reasoning_goes_back_to_the_template(families: Any) -> None:

@@ -1,7 +1,7 @@
 """The model manager in process, on real llama.cpp: one lifecycle, whatever the races.
 
-These drive :class:`ModelManager` and :class:`Engine` directly (no HTTP), so a test can
-count the engine's own threads: each loaded model has one scheduler and one relay thread,
+These drive :class:`ModelManager` and its engines directly (no HTTP), so a test can
+count the engines' own threads: each loaded model has one scheduler and one relay thread,
 and a leaked model shows up as one more of each.
 """
 
@@ -19,6 +19,7 @@ import gguf_factory
 from hearth.core.errors import HearthError, InvalidRequestError, ModelLoadError
 from hearth.core.generation import ChatMessage
 from hearth.core.model_info import LoadConfig
+from hearth.core.residency import ResidencyLimits
 from hearth.engine.engine import Engine
 from hearth.library.library import Library
 from hearth.server.catalog import LibraryCatalog
@@ -34,8 +35,28 @@ def _config(path: Path) -> LoadConfig:
     return LoadConfig(model_path=path, n_ctx=256, n_parallel=2, n_threads=2)
 
 
-def _manager(engine: Engine, base: LoadConfig, **kwargs: object) -> ModelManager:
-    return ModelManager(engine, catalog=LibraryCatalog(), base_config=base, **kwargs)  # type: ignore[arg-type]
+class Engines:
+    """Makes the manager's engines (one per loaded model) and frees them all at the end."""
+
+    def __init__(self) -> None:
+        self.made: list[Engine] = []
+
+    def __call__(self) -> Engine:
+        engine = Engine()
+        self.made.append(engine)
+        return engine
+
+    def unload_all(self) -> None:
+        for engine in self.made:
+            engine.unload()
+
+
+def _manager(engines: Engines, base: LoadConfig, **kwargs: object) -> ModelManager:
+    return ModelManager(engines, catalog=LibraryCatalog(), base_config=base, **kwargs)  # type: ignore[arg-type]
+
+
+def _loaded(manager: ModelManager) -> list[str]:
+    return [r.info.id for r in manager.residents()]
 
 
 def test_engine_refuses_a_second_load_while_one_runs(tiny_model_q8, tiny_model_q4km):
@@ -68,14 +89,15 @@ def test_engine_refuses_a_second_load_while_one_runs(tiny_model_q8, tiny_model_q
 
 
 def test_racing_switches_leave_one_model(tiny_model_q8, tiny_model_q4km):
-    """Just-in-time switches racing admin loads, four rounds: one model, no leaked threads."""
+    """Just-in-time switches racing admin loads, four rounds, with room for one model:
+    one model, no leaked threads."""
     library = Library()
     library.import_in_place(tiny_model_q8)
     library.import_in_place(tiny_model_q4km)
-    engine = Engine()
+    engines = Engines()
 
     async def scenario() -> None:
-        manager = _manager(engine, _config(tiny_model_q8))
+        manager = _manager(engines, _config(tiny_model_q8), limits=ResidencyLimits(1, 1 << 40))
         for _ in range(4):
             manager.start_load(manager.config_for("hearth-tiny-Q8_0"))
             results = await asyncio.gather(
@@ -93,7 +115,7 @@ def test_racing_switches_leave_one_model(tiny_model_q8, tiny_model_q4km):
     try:
         asyncio.run(scenario())
     finally:
-        engine.unload()
+        engines.unload_all()
     assert _engine_threads() == 0
 
 
@@ -101,10 +123,10 @@ def test_failed_load_keeps_the_last_good_settings(tiny_model_q8, tiny_model_q4km
     """A load with a bad cache type fails alone: the next switch and the next reload
     start from the last configuration that worked."""
     Library().import_in_place(tiny_model_q4km)
-    engine = Engine()
+    engines = Engines()
 
     async def scenario() -> None:
-        manager = _manager(engine, _config(tiny_model_q8), initial=True)
+        manager = _manager(engines, _config(tiny_model_q8), initial=True)
         assert manager.state.state is LifecycleState.LOADING  # before anything ran
         runner = asyncio.create_task(manager.run())
         info = await manager.resolve(None)
@@ -127,7 +149,7 @@ def test_failed_load_keeps_the_last_good_settings(tiny_model_q8, tiny_model_q4km
     try:
         asyncio.run(scenario())
     finally:
-        engine.unload()
+        engines.unload_all()
 
 
 def test_broken_template_fails_cleanly_and_the_next_model_loads(tiny_model_q8, tmp_path):
@@ -139,24 +161,24 @@ def test_broken_template_fails_cleanly_and_the_next_model_loads(tiny_model_q8, t
     library = Library()
     library.import_in_place(broken)
     library.import_in_place(tiny_model_q8)
-    engine = Engine()
+    engines = Engines()
 
     async def scenario() -> None:
-        manager = _manager(engine, _config(tiny_model_q8))
-        loaded = await asyncio.wait_for(manager.resolve("broken-template"), 60)
-        assert loaded.id == "broken-template"
+        manager = _manager(engines, _config(tiny_model_q8))
+        loaded = await asyncio.wait_for(manager.use("broken-template"), 60)
+        assert loaded.info.id == "broken-template"
         with pytest.raises(InvalidRequestError, match=r"broken-template.*does not compile"):
-            engine.render_chat([ChatMessage(role="user", content="hi")])
+            loaded.engine.render_chat([ChatMessage(role="user", content="hi")])
         good = await asyncio.wait_for(manager.resolve("hearth-tiny-Q8_0"), 60)
         assert good.id == "hearth-tiny-Q8_0"
         assert manager.state.state is LifecycleState.READY
-        assert _engine_threads() == 2
+        assert _engine_threads() == 4  # both loaded, side by side
         await manager.close()
 
     try:
         asyncio.run(scenario())
     finally:
-        engine.unload()
+        engines.unload_all()
 
 
 def test_a_failed_set_up_frees_the_model(tiny_model_q8, tmp_path):
@@ -173,11 +195,11 @@ def test_a_failed_set_up_frees_the_model(tiny_model_q8, tmp_path):
 def test_waiters_share_a_failed_load(tiny_model_q8):
     """Requests queued behind a load that fails get its error; they don't each retry."""
     Library().import_in_place(tiny_model_q8)
-    engine = Engine()
+    engines = Engines()
     failing = dataclasses.replace(_config(tiny_model_q8), cache_type_k="q3")
 
     async def scenario() -> int:
-        manager = _manager(engine, failing)
+        manager = _manager(engines, failing)
         attempts = 0
         seen: list[LifecycleState] = []
         with manager.subscribe() as queue:
@@ -198,4 +220,48 @@ def test_waiters_share_a_failed_load(tiny_model_q8):
     try:
         assert asyncio.run(scenario()) == 1
     finally:
-        engine.unload()
+        engines.unload_all()
+
+
+def test_a_load_announced_during_an_unload_waits_for_it(tiny_model_q8):
+    """A load announced while an unload runs is queued behind it, not refused: the
+    state goes unloading -> loading -> ready, never "idle" between. A second announce of
+    the same load joins it; cancelling one still queued settles as idle, nothing loaded."""
+    Library().import_in_place(tiny_model_q8)
+    engines = Engines()
+
+    async def unload_then(manager: ModelManager, then: object) -> list[LifecycleState]:
+        config = manager.config_for("hearth-tiny-Q8_0")
+        seen: list[LifecycleState] = []
+        with manager.subscribe() as queue:
+            unloading = asyncio.create_task(manager.unload())
+            while (await queue.get()).state is not LifecycleState.UNLOADING:
+                pass
+            assert manager.load_in_flight() is None  # an unload alone is no load
+            manager.start_load(config)
+            assert manager.load_in_flight() == config
+            if then == "cancel":
+                assert manager.cancel_load()
+                assert manager.load_in_flight() is None
+            await unloading
+            while not (state := await queue.get()).settled:
+                seen.append(state.state)
+            seen.append(state.state)
+        return seen
+
+    async def scenario() -> None:
+        manager = _manager(engines, _config(tiny_model_q8))
+        await manager.resolve("hearth-tiny-Q8_0")
+        seen = await unload_then(manager, "load")
+        assert LifecycleState.EMPTY not in seen and seen[-1] is LifecycleState.READY
+        assert _loaded(manager) == ["hearth-tiny-Q8_0"]
+        cancelled = await unload_then(manager, "cancel")
+        assert cancelled[-1] is LifecycleState.EMPTY and LifecycleState.READY not in cancelled
+        assert _loaded(manager) == [] and manager.load_in_flight() is None
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engines.unload_all()
+    assert _engine_threads() == 0

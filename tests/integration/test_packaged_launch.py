@@ -14,6 +14,7 @@ import sys
 import httpx
 import pytest
 
+from hearth.chats.doc_job import DocumentReader
 from hearth.config.launch import is_packaged, relaunch_prefix
 from hearth.library.quantize_job import JobState, QuantizeJob
 from hearth.supervisor import LoadOptions, Supervisor, WorkerState
@@ -71,3 +72,13 @@ def test_quantizer_starts_through_the_stub(app_stub, tiny_model_f16, tmp_path):
     assert job.wait(120)
     assert job.state is JobState.DONE, job.stderr_tail()
     assert out.stat().st_size > 0
+
+
+def test_document_reader_starts_through_the_stub(app_stub, tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe key is under the pot.\n")
+    reader = DocumentReader(notes)
+    assert reader.command[:2] == [str(app_stub), "--read-document"]
+    assert "-m" not in reader.command
+    document = reader.read()
+    assert "The key is under the pot." in document.text

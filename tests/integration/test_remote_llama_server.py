@@ -1,16 +1,14 @@
 """llama-server as a remote engine behind Hearth (issue 15), where a binary is at hand.
 
 Build it from the llama-cpp-python sdist's vendored llama.cpp (``bench/README.md``) and
-point ``HEARTH_LLAMA_SERVER`` at it (or put ``llama-server`` on PATH); skipped otherwise.
+point ``HEARTH_LLAMA_SERVER`` at it (or put ``llama-server`` on PATH: tests/llama_server.py);
+skipped otherwise.
 The gateway and its config come from ``tests/conftest.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +19,9 @@ import openai
 import pytest
 
 from gguf_factory import EOS_ID
+from llama_server import LLAMA_SERVER, running_llama_server
 from remote_testing import GREEDY, HELLO, REMOTE_KEY, WEATHER_TOOL, hearth_cli, through
-from server_process import ServeProcess, free_port
-
-LLAMA_SERVER = os.environ.get("HEARTH_LLAMA_SERVER") or shutil.which("llama-server")
+from server_process import ServeProcess
 
 
 @pytest.fixture(scope="module")
@@ -37,32 +34,17 @@ def llama_remote(
     """llama-server (HEARTH_LLAMA_SERVER, or on PATH) as engine ``ls``; its URL."""
     if not LLAMA_SERVER:
         pytest.skip("no llama-server binary (set HEARTH_LLAMA_SERVER)")
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "llama-server.log"
-    argv = [LLAMA_SERVER, "-m", str(tiny_model_q8), "--host", "127.0.0.1", "--port", str(port),
-            "-np", "2", "-c", "2048", "-t", "2", "--alias", "tiny", "--api-key", REMOTE_KEY,
-            "--jinja"]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text(errors="replace")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        added = hearth_cli(gateway_config, "engines", "add", "ls", url, "--api-key-stdin",
-                           "--no-probe", stdin=REMOTE_KEY + "\n")  # fmt: skip
-        assert added.returncode == 0, added.stderr
-        yield url
-    finally:
-        hearth_cli(gateway_config, "engines", "rm", "ls")
-        process.terminate()
-        process.wait(timeout=20)
+    flags = ("-np", "2", "-c", "2048", "-t", "2", "--alias", "tiny", "--api-key", REMOTE_KEY,
+             "--jinja")  # fmt: skip
+    log_dir = tmp_path_factory.mktemp("llama-server")
+    with running_llama_server(tiny_model_q8, log_dir, *flags) as url:
+        try:
+            added = hearth_cli(gateway_config, "engines", "add", "ls", url, "--api-key-stdin",
+                               "--no-probe", stdin=REMOTE_KEY + "\n")  # fmt: skip
+            assert added.returncode == 0, added.stderr
+            yield url
+        finally:
+            hearth_cli(gateway_config, "engines", "rm", "ls")
 
 
 def test_llama_server_as_an_engine_in_every_dialect(

@@ -71,6 +71,7 @@ def drafted(spec_models: dict[str, Path]):
     engine.unload()
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_draft_model_output_equals_plain_batched_with_a_plain_slot(plain, drafted):
     requests = [greedy(p) for p in PROMPTS[:2]]
     requests.append(greedy(PROMPTS[2], speculative=False))  # a plain slot in the same steps
@@ -99,6 +100,7 @@ def test_ngram_output_equals_plain(plain, spec_models):
     assert sum(f.timings.draft_tokens for _, f in got if f.timings) > 0
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_unrelated_draft_output_equals_plain_and_backs_off(plain, spec_models):
     engine = load(spec_models["target"], SpecMode.DRAFT, spec_models["unrelated"])
     try:
@@ -156,6 +158,7 @@ def test_cancel_mid_run_frees_the_slot_and_the_next_is_unaffected(plain, drafted
     assert after == outputs(plain, [greedy(PROMPTS[1])])[0][0]
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_prefix_cache_across_turns_with_a_draft_model(spec_models):
     drafted = load(spec_models["target"], SpecMode.DRAFT, spec_models["draft"])
     try:
@@ -203,6 +206,7 @@ def serve_draft(spec_models: dict[str, Path], tmp_path_factory: pytest.TempPathF
     server.stop()
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_chat_and_completion_over_http_equal_with_and_without_speculation(serve_draft):
     import httpx
     from openai import OpenAI
@@ -231,6 +235,7 @@ def test_chat_and_completion_over_http_equal_with_and_without_speculation(serve_
     assert speculative["accepted_tokens"] > 0 and speculative["acceptance"] > 0.5
 
 
+@pytest.mark.usefixtures("cpu_backend_only")
 def test_ollama_options_opt_out_drafts_nothing_and_output_is_the_same(serve_draft):
     import httpx
 

@@ -16,10 +16,10 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from click_counter import ClickCounter
-from hearth.ui import first_run
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
-from hearth.ui.main_window import MainWindow
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import clear_theme
+from hearth.ui.welcome import first_run
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from pytestqt.qtbot import QtBot
 
 from hearth.chats import ChatStore, MessageStatus
 from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui.chat_turns import ChatSettings
-from hearth.ui.crash_recovery import RESTARTING
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.turns import ChatSettings
+from hearth.ui.shell.crash_recovery import RESTARTING
+from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 

@@ -14,11 +14,11 @@ from pytestqt.qtbot import QtBot
 from gguf_factory import EOS_ID
 from hearth.chats import MessageStatus
 from hearth.supervisor import LoadOptions, Supervisor, WorkerState
-from hearth.ui.chat_session import ChatController
-from hearth.ui.chat_turns import ChatSettings, Turn
-from hearth.ui.chat_view import ChatView
-from hearth.ui.main_window import MainWindow
-from hearth.ui.message_card import CardMeta
+from hearth.ui.chat.message_card import CardMeta
+from hearth.ui.chat.session import ChatController
+from hearth.ui.chat.turns import ChatSettings, Turn
+from hearth.ui.chat.view import ChatView
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.tasks import TaskSet
 
 pytestmark = pytest.mark.ui

@@ -17,8 +17,8 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from hearth.ui.chat_composer import MAX_LINES
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.composer import MAX_LINES
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 
 pytestmark = pytest.mark.ui

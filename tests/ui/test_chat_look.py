@@ -18,15 +18,15 @@ from pytestqt.qtbot import QtBot
 
 from hearth.chats import SamplingSettings
 from hearth.core.sampling import SamplingParams
-from hearth.ui.chat_list_rows import ROW_HEIGHT, snippet_runs, when
-from hearth.ui.chat_settings_panel import DEFAULT_TEXTS
-from hearth.ui.chat_view import ChatView
-from hearth.ui.main_window import MainWindow
-from hearth.ui.md_render import MarkdownWriter, prepare_document
-from hearth.ui.message_card import CardMeta
-from hearth.ui.pages.copy_feedback import COPIED
+from hearth.ui.chat.list_rows import ROW_HEIGHT, snippet_runs, when
+from hearth.ui.chat.md_render import MarkdownWriter, prepare_document
+from hearth.ui.chat.message_card import CardMeta
+from hearth.ui.chat.settings_panel import DEFAULT_TEXTS
+from hearth.ui.chat.view import ChatView
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
+from hearth.ui.widgets.copy_feedback import COPIED
 
 pytestmark = pytest.mark.ui
 

@@ -20,11 +20,11 @@ from hearth.config.paths import AppPaths
 from hearth.hardware import SystemMemory
 from hearth.hub.picks import Pick, PicksFile
 from hearth.supervisor import WorkerState
-from hearth.ui import first_run
-from hearth.ui.chat_turns import ChatSettings
+from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.services import AppServices
+from hearth.ui.shell.main_window import MainWindow
+from hearth.ui.welcome import first_run
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint
 from pytestqt.qtbot import QtBot
 
-from hearth.ui.chat_view import READING_WIDTH, ChatView
+from hearth.ui.chat.view import READING_WIDTH, ChatView
 
 pytestmark = pytest.mark.ui
 
@@ -29,7 +29,8 @@ def test_transcript_and_composer_share_the_reading_column(qtbot: QtBot) -> None:
     assert side > 300
     qtbot.waitUntil(lambda: view.transcript.viewport().width() <= READING_WIDTH)
     text_left = _left(view, view.transcript.viewport())
-    qtbot.waitUntil(lambda: abs(_left(view, view.input) - text_left) < 40)
+    # The composer's row starts with its Attach button, then the message box.
+    qtbot.waitUntil(lambda: abs(_left(view, view.attach_button) - text_left) < 40)
     assert view.input.width() < READING_WIDTH
     assert abs(_left(view, view.stats_label) - text_left) < 40
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hearth.ui.chat_reasoning import ThinkSplitter
+from hearth.ui.chat.reasoning import ThinkSplitter
 
 REPLY = "<think>\nThe user greets me.\nBe brief.\n</think>\n\nHello! How can I help?"
 

@@ -20,9 +20,9 @@ from pytestqt.qtbot import QtBot
 from hearth.chats import ChatStore
 from hearth.config.engines import EngineRegistry
 from hearth.supervisor import WorkerState
-from hearth.ui.chat_model import remote_engine_name
-from hearth.ui.chat_turns import ChatSettings
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.model import remote_engine_name
+from hearth.ui.chat.turns import ChatSettings
+from hearth.ui.shell.main_window import MainWindow
 from server_process import ServeProcess, start_serve
 
 pytestmark = pytest.mark.ui

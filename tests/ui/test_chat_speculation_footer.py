@@ -25,8 +25,8 @@ from pytestqt.qtbot import QtBot
 from hearth.chats import ChatStore
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.supervisor.client_types import ChatStreamStats
-from hearth.ui.chat_turns import ChatSettings, draft_acceptance, stats_text
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.turns import ChatSettings, draft_acceptance, stats_text
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
 

@@ -21,8 +21,8 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from hearth.ui.chat_view import ChatView
-from hearth.ui.message_card import CardMeta
+from hearth.ui.chat.message_card import CardMeta
+from hearth.ui.chat.view import ChatView
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import DARK, LIGHT, contrast_ratio
 

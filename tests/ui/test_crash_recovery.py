@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from hearth.supervisor import WorkerState
-from hearth.ui.crash_recovery import GAVE_UP, RESTARTING, CrashRecovery
+from hearth.ui.shell.crash_recovery import GAVE_UP, RESTARTING, CrashRecovery
 
 pytestmark = pytest.mark.ui
 

@@ -15,8 +15,8 @@ from fake_hub import FakeHub
 from hearth.hardware import SystemMemory
 from hearth.hardware.fit import FitVerdict
 from hearth.hardware.probe import RAM_RESERVE_BYTES
-from hearth.ui.pages.discover import DiscoverPage
-from hearth.ui.pages.fit_confirm import DOWNLOAD_ANYWAY, OBJECT_NAME
+from hearth.ui.pages.discover.fit_confirm import DOWNLOAD_ANYWAY, OBJECT_NAME
+from hearth.ui.pages.discover.page import DiscoverPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring

@@ -21,10 +21,10 @@ from pytestqt.qtbot import QtBot
 from hearth.chats import MessageStatus
 from hearth.config.engines import EngineRegistry
 from hearth.supervisor import Supervisor, WorkerState, WorkerStatus
-from hearth.ui.chat_model import ChatModel
-from hearth.ui.chat_turns import ChatSettings
-from hearth.ui.main_window import MainWindow
-from hearth.ui.model_picker import REMOTE_ROLE, ModelBar
+from hearth.ui.chat.model import ChatModel
+from hearth.ui.chat.turns import ChatSettings
+from hearth.ui.shell.main_window import MainWindow
+from hearth.ui.shell.model_picker import REMOTE_ROLE, ModelBar
 from hearth.ui.style.theme import tokens_for
 from remote_testing import REMOTE_KEY, WRONG_KEY
 from server_process import ServeProcess, free_port

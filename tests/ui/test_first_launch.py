@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.common import plural
-from hearth.ui.pages.request_log_table import RequestLogTable
+from hearth.ui.pages.server.request_log_table import RequestLogTable
+from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 

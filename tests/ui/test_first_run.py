@@ -32,10 +32,10 @@ from hearth.hub.picks import (
     judge,
     pick_speed,
 )
-from hearth.ui.first_run import WELCOME_TITLE, BackendInfo, FirstRunDialog
-from hearth.ui.fit_chip import ChipLevel
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.theme import apply_theme
+from hearth.ui.welcome.first_run import WELCOME_TITLE, BackendInfo, FirstRunDialog
+from hearth.ui.widgets.fit_chip import ChipLevel
 
 pytestmark = pytest.mark.ui
 
@@ -175,8 +175,8 @@ def test_quick_start_says_a_gpu_goes_unused(
 ) -> None:
     """The empty Chat page's "Get a recommended model" says so too: its messages stay
     on screen while the model downloads, when the Welcome window may be long closed."""
-    from hearth.ui import quick_start
-    from hearth.ui.main_window import MainWindow
+    from hearth.ui.shell.main_window import MainWindow
+    from hearth.ui.welcome import quick_start
 
     machines = iter([WITH_GPU, NO_GPU])
     monkeypatch.setattr(quick_start, "probe_system", lambda: next(machines))

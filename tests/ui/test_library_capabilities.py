@@ -10,7 +10,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 import gguf_factory
-from hearth.ui.pages.library import LibraryPage
+from hearth.ui.pages.library.page import LibraryPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 

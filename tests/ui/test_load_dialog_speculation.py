@@ -32,7 +32,7 @@ from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_speculation import vocab_mismatch
-from hearth.ui.main_window import MainWindow
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 
 pytestmark = pytest.mark.ui

@@ -18,13 +18,13 @@ from hearth.hardware import GpuInfo, SystemMemory, estimate_memory
 from hearth.hardware.probe import CUDA_RESERVE_BYTES
 from hearth.supervisor import WorkerState
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.chat_panels import COMPACT_WIDTH
+from hearth.ui.chat.panels import COMPACT_WIDTH
 from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_placement import place_layers
-from hearth.ui.main_window import MainWindow
-from hearth.ui.pages.request_log_table import COL_STATUS
-from hearth.ui.pages.server_panel import LAN_NEEDS_KEY, LAST_KEY_REVOKED
+from hearth.ui.pages.server.panel import LAN_NEEDS_KEY, LAST_KEY_REVOKED
+from hearth.ui.pages.server.request_log_table import COL_STATUS
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import tokens_for
 
 pytestmark = pytest.mark.ui
@@ -252,14 +252,11 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
             requests, statuses = table.column_texts("Request"), table.column_texts("Status")
             return list(zip(requests, statuses, strict=True))
 
-        await arun.wait_until(
-            lambda: ("GET /v1/models", "200 OK") in logged(), 15, "the request log"
-        )
+        # The three newest rows are ours (the app's own GET /v1/models, asking whether
+        # the model sees images, came before them: waiting for any 200 row would race).
+        ours = [("GET /v1/models", "200 OK")] + [("GET /v1/models", "401 Unauthorized")] * 2
+        await arun.wait_until(lambda: logged()[:3] == ours, 15, "the request log")
         rows = logged()
-        assert (
-            rows[:3]
-            == [("GET /v1/models", "200 OK")] + [("GET /v1/models", "401 Unauthorized")] * 2
-        )
         chat_row = next(
             i for i, (req, status) in enumerate(rows)
             if req == "POST /v1/chat/completions" and status.startswith("200 OK · ")
@@ -300,7 +297,7 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
 def test_settings_persist_and_first_run_once(
     qtbot: QtBot, arun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hearth.ui import first_run
+    from hearth.ui.welcome import first_run
 
     # The backend probe runs a child process; a fixed answer keeps this test quick.
     monkeypatch.setattr(

@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 
 from gguf_factory import EOS_ID
 from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui.chat_session import ChatSettings
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.session import ChatSettings
+from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 
@@ -215,7 +215,9 @@ def test_file_open_adds_to_the_library_and_the_meter_runs(
         await arun.wait_until(lambda: meter.last is not None, 20, "a meter sample")
         assert meter.isVisible() and "RAM" in meter.text() and "CPU" in meter.text()
         assert meter.last is not None and meter.last.worker_rss > 1_000_000
-        assert window.model_bar.picker_button.text().endswith("B")  # "... · 41.2 MB"
+        chips = window.model_bar.chips  # the loaded model's chip: "tiny · 23.0 MiB · pinned"
+        await arun.wait_until(chips.isVisible, 10, "the model's chip")
+        assert "iB · pinned" in chips.texts()[0], chips.texts()
         await _close(arun, window, pid)
 
     arun(scenario())

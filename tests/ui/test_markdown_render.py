@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication
 
-from hearth.ui.code_highlight import PYTHON, highlight_line, language
-from hearth.ui.md_blocks import (
+from hearth.ui.chat.code_highlight import PYTHON, highlight_line, language
+from hearth.ui.chat.md_blocks import (
     MAX_TEXT_BLOCK_CHARS,
     BlockSplitter,
     CodeEnd,
@@ -18,7 +18,7 @@ from hearth.ui.md_blocks import (
     TextBlock,
     split_all,
 )
-from hearth.ui.md_render import MarkdownWriter, prepare_document
+from hearth.ui.chat.md_render import MarkdownWriter, prepare_document
 
 pytestmark = pytest.mark.ui
 

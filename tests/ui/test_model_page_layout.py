@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from hearth.hardware.fit import FitVerdict
-from hearth.ui.fit_chip import Chip, ChipLevel, chip_cell
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.model_page import SIDE_BY_SIDE_WIDTH, ModelPage
-from hearth.ui.pages.quant_table import COL_FIT
+from hearth.ui.pages.discover.model_page import SIDE_BY_SIDE_WIDTH, ModelPage
+from hearth.ui.pages.discover.quant_table import COL_FIT
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
+from hearth.ui.widgets.fit_chip import Chip, ChipLevel, chip_cell
 
 pytestmark = pytest.mark.ui
 

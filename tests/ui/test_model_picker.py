@@ -13,8 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from hearth.config.paths import AppPaths
 from hearth.supervisor import WorkerState, WorkerStatus
-from hearth.ui.main_window import MainWindow
 from hearth.ui.pages.services import AppServices
+from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 

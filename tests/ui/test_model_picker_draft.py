@@ -21,13 +21,13 @@ from hearth.library.gguf_metadata import read_metadata
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_choices import model_key
 from hearth.ui.dialogs.load_dialog import LoadDialog
-from hearth.ui.fit_chip import ChipLevel, FitChip
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.model_picker import ModelPicker
-from hearth.ui.pages.library import LibraryPage
-from hearth.ui.pages.library_rows import FIT_CONTEXT, estimates
+from hearth.ui.pages.library.page import LibraryPage
+from hearth.ui.pages.library.rows import FIT_CONTEXT, estimates
 from hearth.ui.pages.services import AppServices
+from hearth.ui.shell.model_picker import ModelPicker
 from hearth.ui.tasks import TaskSet
+from hearth.ui.widgets.fit_chip import ChipLevel, FitChip
 
 pytestmark = pytest.mark.ui
 

@@ -1,4 +1,4 @@
-"""The list pages' shared look (``ui/pages/page_style.py``) holds on real pages: a
+"""The list pages' shared look (``ui/widgets/page_style.py``) holds on real pages: a
 table's chips and buttons are never squeezed by the rows' padding, a short table is as
 tall as its rows (no empty box, no scroll bar), a search hit says who published it
 and how popular it is, and an error line takes the theme's danger colour, also after
@@ -15,16 +15,16 @@ from pytestqt.qtbot import QtBot
 from fake_hub import FakeFile, FakeHub
 from hearth.hardware import SystemMemory
 from hearth.hardware.probe import RAM_RESERVE_BYTES
-from hearth.ui.fit_chip import ChipLevel
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.discover import DiscoverPage
-from hearth.ui.pages.library import COLUMNS, LibraryPage
-from hearth.ui.pages.page_style import StatusLabel
-from hearth.ui.pages.quant_table import COL_ACTION, COL_FIT
+from hearth.ui.pages.discover.page import DiscoverPage
+from hearth.ui.pages.discover.quant_table import COL_ACTION, COL_FIT
+from hearth.ui.pages.library.page import COLUMNS, LibraryPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import DARK, LIGHT
 from hearth.ui.tasks import TaskSet
+from hearth.ui.widgets.fit_chip import ChipLevel
+from hearth.ui.widgets.page_style import StatusLabel
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui

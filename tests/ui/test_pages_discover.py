@@ -16,12 +16,12 @@ from fake_hub import FakeFile, FakeHub
 from hearth.hardware import SystemMemory
 from hearth.hardware.probe import RAM_RESERVE_BYTES
 from hearth.hub.picks import TRENDING
-from hearth.ui.fit_chip import ChipLevel, chip_colors
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.discover import DiscoverPage
+from hearth.ui.pages.discover.page import DiscoverPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.tokens import DARK, LIGHT, contrast_ratio
 from hearth.ui.tasks import TaskSet
+from hearth.ui.widgets.fit_chip import ChipLevel, chip_colors
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui
@@ -199,7 +199,7 @@ def test_download_button_follows_the_download_then_loads(qtbot: QtBot, arun, hub
 
 def test_chip_words_and_levels_for_rough_fits() -> None:
     from hearth.hardware.speed import Bandwidth, rough_fit
-    from hearth.ui.fit_chip import chip_for_rough
+    from hearth.ui.widgets.fit_chip import chip_for_rough
 
     slow_ram = Bandwidth(ram_bps=5e9)
     fast_ram = Bandwidth(ram_bps=60e9)

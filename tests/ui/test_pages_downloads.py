@@ -11,7 +11,7 @@ from fake_hub import FakeHub
 from hearth.hub import DownloadState
 from hearth.hub.sidecar import part_path
 from hearth.hub.transfer import FLUSH_AT
-from hearth.ui.pages.downloads import DownloadsPage
+from hearth.ui.pages.downloads.page import DownloadsPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring

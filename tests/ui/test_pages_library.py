@@ -13,10 +13,10 @@ from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
 from hearth.library import DiscoveredModel, ModelSource, read_metadata
 from hearth.library.quantize_job import JobState
-from hearth.ui.fit_chip import ChipLevel
-from hearth.ui.pages.library import COLUMNS, LibraryPage
+from hearth.ui.pages.library.page import COLUMNS, LibraryPage
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
+from hearth.ui.widgets.fit_chip import ChipLevel
 
 pytestmark = pytest.mark.ui
 
@@ -114,7 +114,7 @@ def test_quantized_file_from_the_page_loads(qtbot: QtBot, arun, tiny_model_f16: 
 def test_load_opens_the_load_dialog_which_switches_models(
     qtbot: QtBot, arun, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
 ) -> None:
-    from hearth.ui.main_window import MainWindow
+    from hearth.ui.shell.main_window import MainWindow
 
     window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
     qtbot.addWidget(window)
@@ -164,7 +164,7 @@ def test_load_opens_the_load_dialog_which_switches_models(
 def test_a_narrow_page_keeps_what_the_user_acts_on_in_view(
     qtbot: QtBot, arun, tiny_model_q8: Path
 ) -> None:
-    from hearth.ui.pages.library_rows import COL_FIT, NARROW_HIDDEN
+    from hearth.ui.pages.library.rows import COL_FIT, NARROW_HIDDEN
 
     page = LibraryPage(AppServices(), TaskSet(), discover=lambda: [])
     qtbot.addWidget(page)

@@ -14,9 +14,9 @@ from hearth.hardware.fit import FitVerdict
 from hearth.hub import DownloadState
 from hearth.hub.sidecar import part_path
 from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui.chat_turns import ChatSettings
-from hearth.ui.main_window import MainWindow
+from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.pages.services import AppServices
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme, clear_theme
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 

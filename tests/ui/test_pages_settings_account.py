@@ -13,8 +13,8 @@ from fake_hub import FakeHub
 from hearth.config.secrets import StoreChoice, get_hf_token, open_store
 from hearth.hub.errors import access_error
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.pages.hf_account_box import NOT_LOGGED_IN
-from hearth.ui.pages.settings_page import SettingsPage
+from hearth.ui.pages.settings.hf_account_box import NOT_LOGGED_IN
+from hearth.ui.pages.settings.page import SettingsPage
 from hub_testing import isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui
@@ -53,7 +53,7 @@ def test_log_in_shows_the_account_and_where_the_token_went_then_log_out(
         assert get_hf_token() == GOOD
         # The file keyring of the tests is plain text, and the box says so.
         where = box.where.text()
-        assert "plain text at" in where and "keyring.cfg" in where, where
+        assert "plain text at" in where and "keyring.json" in where, where
         assert GOOD not in where and "hf_…1234" in where  # masked, never shown whole
         assert box.token_edit.text() == "" and box.logout_button.isEnabled()
         whoami = [r for r in hub.requests if r.path == "/api/whoami-v2"]

@@ -23,19 +23,23 @@ from pathlib import Path
 import httpx
 import pytest
 from PySide6.QtCore import QSize
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from fake_hub import FakeFile, FakeHub
 from hearth.chats import ChatStore
+from hearth.chats.images import check_image
 from hearth.hub import DownloadState
 from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui import first_run
-from hearth.ui.main_window import MainWindow
+from hearth.supervisor.residency_loads import load_beside
 from hearth.ui.pages.services import AppServices
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
+from hearth.ui.welcome import first_run
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
+from image_files import picture_png
 from server_process import free_port
 
 pytestmark = pytest.mark.ui
@@ -152,7 +156,8 @@ def test_screenshots_in_both_themes(
 
     def write_history(store: ChatStore) -> int:
         conv = store.create_conversation("Reading big files in Python")
-        store.add_message(conv.id, "user", QUESTION)
+        asked = store.add_message(conv.id, "user", QUESTION)
+        store.images.add(asked.id, [check_image(picture_png(), "sketch.png")])  # issue 23
         store.add_message(conv.id, "assistant", ANSWER)
         store.create_conversation("Draft a polite reminder email")
         return conv.id
@@ -279,8 +284,17 @@ def test_screenshots_in_both_themes(
             "the model",
         )
         assert window.supervisor.status.state is WorkerState.READY
+        # A second model loaded beside the first: two chips in the top bar.
+        second = next(m.path for m in window.library_page.models if m.path.name == Q4)
+        assert window.supervisor.client is not None
+        await load_beside(
+            window.supervisor.client, second, LoadOptions(n_ctx=2048, n_parallel=2), replace=False
+        )
+        await arun.wait_until(lambda: len(window.model_bar.chips.chips) == 2, 30, "two chips")
         await serve_a_few_requests()
         await window.chat.open_conversation(conv_id)
+        # An image waiting in the composer (the tiny model can't see: added past the check).
+        window.chat_view.composer.images.add_image(QImage.fromData(picture_png(160, 100)))
         window.chat_view.set_stats("41.8 tok/s · TTFT 182 ms · 212 tokens · context 301 / 2048")
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
         await arun.wait_until(lambda: len(window.library_page.models) == 2, 20, "2 models")

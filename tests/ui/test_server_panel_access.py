@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from hearth.config.paths import default_paths
 from hearth.config.settings import Settings, save_settings
 from hearth.supervisor import WorkerState
-from hearth.ui.main_window import MainWindow
+from hearth.ui.shell.main_window import MainWindow
 from server_process import free_port
 
 pytestmark = pytest.mark.ui

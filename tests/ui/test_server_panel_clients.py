@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from hearth.core.client_config import SNIPPETS
 from hearth.supervisor import Supervisor
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.pages.server_panel import ServerPanel
+from hearth.ui.pages.server.panel import ServerPanel
 
 pytestmark = pytest.mark.ui
 

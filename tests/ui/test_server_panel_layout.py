@@ -31,9 +31,10 @@ from pytestqt.qtbot import QtBot
 from hearth.core.client_config import SNIPPETS
 from hearth.supervisor import Supervisor
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.pages.api_keys_box import NO_KEYS
-from hearth.ui.pages.endpoint_box import EndpointState, endpoint_state
-from hearth.ui.pages.request_log_table import (
+from hearth.ui.pages.server.api_keys_box import NO_KEYS
+from hearth.ui.pages.server.endpoint_box import EndpointState, endpoint_state
+from hearth.ui.pages.server.panel import ServerPanel
+from hearth.ui.pages.server.request_log_table import (
     COL_STATUS,
     EMPTY_OFF,
     EMPTY_ON,
@@ -42,10 +43,9 @@ from hearth.ui.pages.request_log_table import (
     status_text,
     tone,
 )
-from hearth.ui.pages.server_panel import ServerPanel
-from hearth.ui.section import Section
 from hearth.ui.style.theme import apply_theme, tokens_for
 from hearth.ui.style.tokens import contrast_ratio
+from hearth.ui.widgets.section import Section
 from page_frame import (
     AA,
     CHROME,

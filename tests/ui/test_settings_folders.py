@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QPushButton
 from hearth.config.paths import AppPaths
 from hearth.library import Library
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.pages.settings_page import SettingsPage
+from hearth.ui.pages.settings.page import SettingsPage
 
 pytestmark = pytest.mark.ui
 

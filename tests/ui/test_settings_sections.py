@@ -25,10 +25,10 @@ from pytestqt.qtbot import QtBot
 
 from hearth.config.engines import EngineRegistry
 from hearth.ui.app_settings import SettingsStore
-from hearth.ui.pages.settings_page import SettingsPage
-from hearth.ui.section import Section
+from hearth.ui.pages.settings.page import SettingsPage
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import contrast_ratio
+from hearth.ui.widgets.section import Section
 from hub_testing import isolated_hf  # noqa: F401 - autouse: a file keyring
 from page_frame import (
     AA,
@@ -45,10 +45,12 @@ from page_frame import (
 pytestmark = pytest.mark.ui
 
 TITLES = [
+    "Models",
     "Models folders",
     "Downloads",
     "Hugging Face account",
     "Remote engines",
+    "Tools (MCP servers)",
     "Appearance",
     "Data folders",
 ]
@@ -66,6 +68,7 @@ def _hosted(
         await page.hf_account.refresh_task
         await page.refresh_folders()
         await page.engines_box.refresh()
+        await page.tools_box.refresh()
         await asyncio.sleep(0)  # the layout requests posted by the new texts
 
     arun(settled())
@@ -122,10 +125,11 @@ def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
     def top_in_view(section: Section) -> int:
         return section.mapTo(viewport, QPoint(0, 0)).y()
 
-    downloads = page.sections[TITLES.index("Downloads")]
-    item = index.visualItemRect(index.item(1)).center()
+    row = TITLES.index("Downloads")
+    downloads = page.sections[row]
+    item = index.visualItemRect(index.item(row)).center()
     qtbot.mouseClick(index.viewport(), Qt.MouseButton.LeftButton, pos=item)
-    assert index.currentRow() == 1 and 0 < bar.value() < bar.maximum()
+    assert index.currentRow() == row and 0 < bar.value() < bar.maximum()
     assert 0 <= top_in_view(downloads) <= 24, "the chosen section is at the top"
 
     # The last sections cannot reach the top: the page scrolls to its end, and the
@@ -138,7 +142,7 @@ def test_the_index_scrolls_to_a_section_and_follows_the_scrolling(
 
     # Another page sends the user to a section.
     assert page.show_section("Downloads") is downloads
-    assert index.currentRow() == 1 and 0 <= top_in_view(downloads) <= 24
+    assert index.currentRow() == row and 0 <= top_in_view(downloads) <= 24
 
     # Scrolling by hand marks the section at the top.
     bar.setValue(0)
@@ -183,7 +187,7 @@ def test_models_folders_show_a_list_and_a_message_only_when_there_is_one(
     qtbot: QtBot, arun, tmp_path: Path
 ) -> None:
     _area, page = _hosted(qtbot, arun, tmp_path, NARROW, "light")
-    section = page.sections[0]
+    section = page.sections[TITLES.index("Models folders")]
     before = section.height()
     assert not page.folders_list.isVisible() and not page.folders_message.isVisible()
     assert not page.remove_folder_button.isEnabled()

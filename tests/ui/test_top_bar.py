@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 from pytestqt.qtbot import QtBot
 
-from hearth.ui import first_run
-from hearth.ui.main_window import MainWindow
+from hearth.ui.shell.main_window import MainWindow
+from hearth.ui.welcome import first_run
 
 pytestmark = pytest.mark.ui
 

@@ -266,3 +266,19 @@ def test_stream_protocol_edges(body: bytes, expected: list[str], error: str | No
 
     run(scenario())
     assert seen == ["Bearer tok"]
+
+
+def test_the_worker_gets_the_projector_beside_its_model(tmp_path: Path) -> None:
+    """The app's worker starts on a file (``--model PATH``): a vision model's projector
+    beside it goes along as ``--mmproj``, as the Library pairs them; none, none."""
+    from hearth.supervisor import Supervisor
+
+    model = tmp_path / "gemma-3-4b-it-Q4_K_M.gguf"
+    model.write_bytes(b"")
+    sup = Supervisor(log_dir=tmp_path / "logs")
+    sup.model_path = model
+    assert sup.launch_settings().load.mmproj_path is None
+    projector = tmp_path / "mmproj-gemma-3-4b-it-F16.gguf"
+    projector.write_bytes(b"")
+    argv = sup.launch_settings().to_argv()
+    assert argv[argv.index("--mmproj") + 1] == str(projector)

@@ -14,6 +14,8 @@ from hearth.chats.models import (
     ReplyStats,
     SamplingSettings,
     SearchHit,
+    ToolCallRecord,
+    ToolOutcome,
 )
 from hearth.chats.presets import BUILTIN_PRESETS
 from hearth.chats.store import ChatStore, ChatStoreError
@@ -31,6 +33,8 @@ __all__ = [
     "ReplyStats",
     "SamplingSettings",
     "SearchHit",
+    "ToolCallRecord",
+    "ToolOutcome",
     "conversation_json",
     "conversation_markdown",
 ]

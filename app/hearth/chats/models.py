@@ -80,6 +80,7 @@ class Conversation:
     system_prompt: str = ""
     sampling: SamplingSettings = field(default_factory=SamplingSettings)
     preset_id: int | None = None
+    tool_choice: tuple[tuple[str, str], ...] = ()  # the MCP tools offered, (server, tool)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,28 @@ class ReplyStats:
     ttft_ms: float | None = None
     draft_tokens: int | None = None  # speculative decoding: tokens drafted for the reply
     accepted_tokens: int | None = None  # and how many of them the model accepted
+
+
+class ToolOutcome(str, Enum):
+    OK = "ok"
+    ERROR = "error"  # the tool or its server failed: the model was told why
+    DENIED = "denied"  # the user said no
+    STOPPED = "stopped"  # Stop came while it ran (or waited for approval)
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a reply, as the chat keeps it."""
+
+    step: int  # the model's answer (0, 1, ...) within the turn that made the call
+    offset: int  # where in the reply's text the call came: the text before it is its own
+    call_id: str  # the model's id for it, which the tool result names
+    server: str
+    tool: str
+    arguments: str  # JSON text, as the model wrote it
+    result: str  # what the model was given back
+    outcome: ToolOutcome
+    seconds: float | None = None  # how long the tool took (None: it never ran)
 
 
 @dataclass(frozen=True)
@@ -111,6 +134,7 @@ class Message:
     variant_of: int | None = None  # the first reply of this one's group of regenerations
     variant_index: int = 0  # this reply's place among its group's variants
     variant_count: int = 1
+    tool_calls: tuple[ToolCallRecord, ...] = ()  # the calls the reply made, in order
 
     @property
     def group(self) -> int:

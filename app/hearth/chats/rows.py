@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from hearth.chats.models import Conversation, Message, MessageStatus, ReplyStats, SamplingSettings
 
-CONV_COLS = "id, title, created, updated, model, system_prompt, sampling, preset_id"
+CONV_COLS = (
+    "id, title, created, updated, model, system_prompt, sampling, preset_id, tool_choice"
+)
 MSG_COLS = (
     "id, conversation_id, role, content, created, status, detail, prompt_tokens,"
     " completion_tokens, cached_tokens, tokens_per_s, ttft_ms, model, reasoning,"
@@ -24,6 +27,22 @@ def conversation(row: sqlite3.Row) -> Conversation:
         system_prompt=row["system_prompt"],
         sampling=SamplingSettings.from_json(row["sampling"]),
         preset_id=row["preset_id"],
+        tool_choice=tool_choice(row["tool_choice"]),
+    )
+
+
+def tool_choice(text: str | None) -> tuple[tuple[str, str], ...]:
+    """The stored [server, tool] pairs; anything else in the list is left out."""
+    try:
+        pairs = json.loads(text or "[]")
+    except ValueError:
+        return ()
+    if not isinstance(pairs, list):
+        return ()
+    return tuple(
+        (p[0], p[1])
+        for p in pairs
+        if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
     )
 
 

@@ -122,6 +122,101 @@ ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
 """
 
 
+# Documents attached to a chat (issue 24): an inline one is kept whole as its sections;
+# an indexed one as passages with their page or line, searched with FTS5's BM25.
+_V5 = """
+CREATE TABLE attachments (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    chars INTEGER NOT NULL,
+    pages INTEGER NOT NULL DEFAULT 0,
+    mode TEXT NOT NULL CHECK (mode IN ('inline', 'indexed')),
+    created REAL NOT NULL
+);
+CREATE INDEX attachments_by_chat ON attachments(conversation_id);
+CREATE TABLE passages (
+    id INTEGER PRIMARY KEY,
+    attachment_id INTEGER NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    page INTEGER,
+    line INTEGER
+);
+CREATE INDEX passages_by_attachment ON passages(attachment_id, ordinal);
+CREATE VIRTUAL TABLE passages_fts USING fts5(
+    text, content='passages', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER passages_ad AFTER DELETE ON passages BEGIN
+    INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"""
+
+# Issue 24, continued: passage vectors from an embedding model (ranked beside BM25 and
+# fused), and the passages each reply was given, so a reopened chat still shows them.
+_V6 = """
+CREATE TABLE passage_vectors (
+    passage_id INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE TABLE message_sources (
+    id INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    page INTEGER,
+    line INTEGER,
+    text TEXT NOT NULL
+);
+CREATE INDEX message_sources_by_message ON message_sources(message_id, id);
+"""
+
+
+# Images in user messages (issue 23): the files are in the data folder's images/, named
+# by the sha256 of their bytes (chats/images.py); a row per image a message shows.
+_V7 = """
+CREATE TABLE message_images (
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    PRIMARY KEY (message_id, ordinal)
+);
+CREATE INDEX message_images_by_sha ON message_images(sha256);
+"""
+
+
+# Tool calls of a reply (issue 24): each call the model made during the turn, where in
+# the reply's text it came (``offset``), its arguments as the model wrote them, what came
+# back (the text the model was given) and how long it took. Deleting the reply deletes
+# its calls. Each chat keeps the tools it offers its model (``tool_choice``: a JSON
+# list of [server, tool] pairs).
+_V8 = """
+CREATE TABLE tool_calls (
+    id INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    result TEXT NOT NULL DEFAULT '',
+    outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'denied', 'stopped')),
+    seconds REAL
+);
+CREATE INDEX tool_calls_by_message ON tool_calls(message_id, id);
+ALTER TABLE conversations ADD COLUMN tool_choice TEXT NOT NULL DEFAULT '[]';
+"""
+
+
 def _seed_presets(conn: sqlite3.Connection) -> None:
     now = time.time()
     for name, (prompt, sampling) in BUILTIN_PRESETS.items():
@@ -165,6 +260,10 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V2),
     _script(_V3),
     _script(_V4),
+    _script(_V5),
+    _script(_V6),
+    _script(_V7),
+    _script(_V8),
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -19,6 +19,8 @@ from typing import Any
 from hearth.chats import export
 from hearth.chats import rows as dbrows
 from hearth.chats import variants as groups
+from hearth.chats.attachments import AttachmentIndex
+from hearth.chats.images import ImageIndex
 from hearth.chats.models import (
     Conversation,
     Message,
@@ -29,6 +31,8 @@ from hearth.chats.models import (
     SearchHit,
 )
 from hearth.chats.schema import migrate, transaction
+from hearth.chats.tool_calls import ToolCallLog
+from hearth.config.paths import chat_images_dir
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +53,12 @@ def fts_query(text: str) -> str | None:
 
 
 class ChatStore:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, images_dir: Path | None = None) -> None:
+        """``images_dir``: where attached images are kept (default: ``images/`` beside
+        the database; an in-memory store keeps none)."""
         self.path = Path(path)
-        if str(path) != ":memory:":
+        on_disk = str(path) != ":memory:"
+        if on_disk:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -61,6 +68,10 @@ class ChatStore:
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=5000")
         self.schema_version = migrate(self._conn)
+        self.attachments = AttachmentIndex(self._conn, self._lock)  # documents in chats
+        folder = images_dir or (chat_images_dir(self.path) if on_disk else None)
+        self.images = ImageIndex(self._conn, self._lock, folder)  # images in messages
+        self.tool_calls = ToolCallLog(self._conn, self._lock)  # each reply's tool calls
         self.recovered = self.recover_interrupted()
 
     def close(self) -> None:
@@ -149,7 +160,10 @@ class ChatStore:
         self._write("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation_id))
 
     def delete_conversation(self, conversation_id: int) -> None:
+        """Delete the chat, and the image files no other chat shows."""
+        shown = self.images.of_conversation(conversation_id)
         self._write("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        self.images.prune(shown)
 
     # ------------------------------------------------------------ messages
     def add_message(
@@ -198,12 +212,15 @@ class ChatStore:
                 (conversation_id,),
             ).fetchall()
             places = groups.positions(self._conn, conversation_id)
+            calls = self.tool_calls.of_conversation(conversation_id)
         out = []
         for row in rows:
             message = dbrows.message(row)
             if message.id in places:
                 index, count = places[message.id]
                 message = replace(message, variant_index=index, variant_count=count)
+            if message.id in calls:
+                message = replace(message, tool_calls=calls[message.id])
             out.append(message)
         return out
 
@@ -225,6 +242,8 @@ class ChatStore:
 
     def delete_message(self, message_id: int) -> int:
         """Delete one message; for a reply, every variant of it. Returns rows deleted."""
+        shown = {i.sha256 for found in self.images.of_messages([message_id]).values()
+                 for i in found}  # fmt: skip
         with self._lock, transaction(self._conn):
             root = groups.group_root(self._conn, message_id)
             if root is None:
@@ -232,7 +251,8 @@ class ChatStore:
             count = len(groups.group_ids(self._conn, root))
             # The other variants follow by ON DELETE CASCADE (and leave the index).
             self._conn.execute("DELETE FROM messages WHERE id = ?", (root,))
-            return count
+        self.images.prune(shown)
+        return count
 
     def save_partial(self, message_id: int, content: str) -> None:
         """Checkpoint a streaming reply (the text so far); cheap, no re-indexing."""
@@ -277,10 +297,12 @@ class ChatStore:
 
     def delete_messages_from(self, conversation_id: int, message_id: int) -> int:
         """Delete ``message_id`` and every later message of the conversation."""
+        shown = self.images.of_messages_from(conversation_id, message_id)
         cur = self._write(
             "DELETE FROM messages WHERE conversation_id = ? AND id >= ?",
             (conversation_id, message_id),
         )
+        self.images.prune(shown)
         return cur.rowcount
 
     def recover_interrupted(self) -> int:
@@ -374,12 +396,23 @@ class ChatStore:
         self._write("DELETE FROM presets WHERE id = ?", (preset_id,))
 
     # ------------------------------------------------------------ export
-    def export_markdown(self, conversation_id: int) -> str:
+    def export_markdown(self, conversation_id: int, images_folder: str = "") -> str:
+        """The chat as Markdown; its images are linked as ``images_folder/<file>``
+        (copy them there with :meth:`export_image_files`)."""
+        messages = self.messages(conversation_id)
+        shown = self.images.of_messages(m.id for m in messages)
         return export.conversation_markdown(
-            self.conversation(conversation_id), self.messages(conversation_id)
+            self.conversation(conversation_id), messages, shown, images_folder
         )
 
+    def export_image_files(self, conversation_id: int, folder: Path) -> list[Path]:
+        """Copy the chat's shown images into ``folder`` (for a Markdown export)."""
+        shown = self.images.of_messages(m.id for m in self.messages(conversation_id))
+        return export.copy_images(self.images, shown, folder)
+
     def export_json(self, conversation_id: int) -> str:
-        return export.conversation_json(
-            self.conversation(conversation_id), self.messages(conversation_id)
-        )
+        """The chat as JSON; each image is in it, as a data URL (one file that keeps all)."""
+        messages = self.messages(conversation_id)
+        shown = self.images.of_messages(m.id for m in messages)
+        loaded = {mid: self.images.load(found) for mid, found in shown.items()}
+        return export.conversation_json(self.conversation(conversation_id), messages, loaded)

@@ -26,6 +26,7 @@ from hearth.cli import (
     keys,
     login,
     ls,
+    mcp,
     paths,
     ps,
     pull,
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         verb.add_parser(verbs)
     engines.add_parser(verbs)  # remote engines (issue 15)
+    mcp.add_parser(verbs)  # MCP servers' tools (issue 24)
     gui = verbs.add_parser("gui", help="open the desktop app (the default)")
     gui.add_argument("model", nargs="?", help="a .gguf file to open")
     return parser

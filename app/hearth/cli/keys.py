@@ -27,7 +27,7 @@ _APPLIES = "Running servers stop accepting it within a few seconds."
 
 
 def run(args: argparse.Namespace) -> int:
-    from hearth.config.api_keys import create_key, load_keys, revoke_all, revoke_key
+    from hearth.config.api_keys import create_key, list_keys, revoke_all, revoke_key
     from hearth.config.secrets import SecretStoreError, open_store
 
     try:
@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
             saved = store.location().saved_message(f"API key '{key.name}'")
             sys.stderr.write(f"{saved} Copy it now: it is not shown again.\n")
         elif args.keys_action == "list":
-            for key in load_keys():
-                created = datetime.datetime.fromtimestamp(key.created).strftime("%Y-%m-%d %H:%M")
-                sys.stdout.write(f"{key.name:<24} {key.masked:<16} created {created}\n")
+            for entry in list_keys():  # from the index: no keyring needed
+                when = datetime.datetime.fromtimestamp(entry.created).strftime("%Y-%m-%d %H:%M")
+                sys.stdout.write(f"{entry.name:<24} {entry.masked:<16} created {when}\n")
         elif args.all:
             sys.stdout.write(f"Revoked {revoke_all()} key(s). {_APPLIES}\n")
         elif args.name and revoke_key(args.name):

@@ -9,7 +9,9 @@ off and say what to fix instead of showing a crash.
 ``--model`` and ``--draft-model`` take a GGUF path or a library model's name (as
 ``hearth ls`` and ``/v1/models`` show it): a value that is no file is looked up in the
 library (``resolve_model_names``), and one that is neither stops with exit code 2 and
-says so, before anything is bound or loaded.
+says so, before anything is bound or loaded. ``--mmproj`` (a vision projector) is
+resolved the same way; without it, a model named from the library gets the projector
+beside it (``core/projector_pairing.py``), as it would loaded just in time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hearth.config.launch import LaunchSettings, add_launch_arguments
+from hearth.library.projectors import projector_beside
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,8 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 class UnknownModelError(ValueError):
-    """A ``--model`` or ``--draft-model`` that is neither a file nor a library model."""
+    """A ``--model``, ``--draft-model`` or ``--mmproj`` that is neither a file nor a
+    library model."""
 
 
 Finder = Callable[[str], Path | None]
@@ -79,13 +83,22 @@ def resolve_model_file(path: Path, flag: str, find: Finder | None = None) -> Pat
 
 
 def resolve_model_names(settings: LaunchSettings, find: Finder | None = None) -> LaunchSettings:
-    """``settings`` with library model names in ``--model`` and ``--draft-model``
-    replaced by their files; raises ``UnknownModelError`` for a name found nowhere."""
+    """``settings`` with library model names in ``--model``, ``--draft-model`` and
+    ``--mmproj`` replaced by their files, and a model named from the library given the
+    projector beside it; raises ``UnknownModelError`` for a name found nowhere."""
     find = find or library_finder()
     load = settings.load
     changes: dict[str, Path] = {}
     if settings.has_model:
-        changes["model_path"] = resolve_model_file(Path(load.model_path), "--model", find)
+        given = Path(load.model_path)
+        changes["model_path"] = resolve_model_file(given, "--model", find)
+        if load.mmproj_path is None and changes["model_path"] != given:  # named from the library
+            projector = projector_beside(changes["model_path"])
+            if projector is not None:
+                log.info("--model %s: vision projector %s", given, projector.name)
+                changes["mmproj_path"] = projector
+    if load.mmproj_path is not None:  # a file, or a projector in the library by name
+        changes["mmproj_path"] = resolve_model_file(Path(load.mmproj_path), "--mmproj", find)
     if load.draft_model_path is not None:
         draft = Path(load.draft_model_path)
         changes["draft_model_path"] = resolve_model_file(draft, "--draft-model", find)

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hearth.config.paths import default_paths
 from hearth.core.model_info import (
     CHAT_FORMATS,
     DEFAULT_SPEC,
@@ -26,6 +27,8 @@ from hearth.core.model_info import (
     SpecMode,
     SplitMode,
 )
+from hearth.core.prompt_cache import DEFAULT_MIN_TOKENS, GIB, PromptCacheSettings
+from hearth.core.residency import ResidencySettings
 
 PACKAGED_ENV = "HEARTH_PACKAGED"
 WORKER_TOKEN_ENV = "HEARTH_WORKER_TOKEN"  # the per-launch token the supervisor gives
@@ -54,6 +57,11 @@ def _no_model_load() -> LoadConfig:
     return LoadConfig(model_path=NO_MODEL)
 
 
+def default_prompt_cache() -> PromptCacheSettings:
+    """On, in the data folder's ``prompt-cache``, with the default budget."""
+    return PromptCacheSettings(folder=default_paths().prompt_cache_dir)
+
+
 @dataclass(frozen=True)
 class LaunchSettings:
     """Everything the worker is started with, except secrets.
@@ -75,6 +83,8 @@ class LaunchSettings:
     jit: bool = True
     ttl_s: float | None = None
     parent_pid: int | None = None
+    prompt_cache: PromptCacheSettings = field(default_factory=default_prompt_cache)
+    residency: ResidencySettings = field(default_factory=ResidencySettings)
 
     @property
     def has_model(self) -> bool:
@@ -107,6 +117,7 @@ class LaunchSettings:
             draft_max=args.draft_max,
             draft_min=args.draft_min,
             chat_format=args.chat_format,
+            mmproj_path=args.mmproj.expanduser() if args.mmproj else None,
         )
         return cls(
             load=load,
@@ -120,6 +131,8 @@ class LaunchSettings:
             jit=not args.no_jit,
             ttl_s=args.ttl if args.ttl and args.ttl > 0 else None,
             parent_pid=args.parent_pid,
+            prompt_cache=_prompt_cache_from(args),
+            residency=_residency_from(args),
         )
 
     def to_argv(self) -> list[str]:
@@ -151,6 +164,7 @@ class LaunchSettings:
             ("--draft-max", load.draft_max, base.draft_max),
             ("--draft-min", load.draft_min, base.draft_min),
             ("--chat-format", load.chat_format, None),
+            ("--mmproj", load.mmproj_path, None),
             ("--ttl", self.ttl_s, None),
             ("--parent-pid", self.parent_pid, None),
         ):
@@ -170,11 +184,89 @@ class LaunchSettings:
         ):
             if on:
                 argv.append(flag)
+        argv += self._prompt_cache_argv()
+        argv += self._residency_argv()
         for key in self.api_keys:
             argv += ["--api-key", key]
         for origin in self.cors_origins:
             argv += ["--cors-origin", origin]
         return argv
+
+    def _prompt_cache_argv(self) -> list[str]:
+        cache, base = self.prompt_cache, default_prompt_cache()
+        argv = []
+        if cache.folder != base.folder:
+            argv += ["--prompt-cache", "off" if cache.folder is None else str(cache.folder)]
+        if cache.max_bytes is not None:
+            argv += ["--prompt-cache-max", repr(cache.max_bytes / GIB)]
+        if cache.min_tokens != base.min_tokens:
+            argv += ["--prompt-cache-min-tokens", str(cache.min_tokens)]
+        return argv
+
+
+    def _residency_argv(self) -> list[str]:
+        given, base = self.residency, ResidencySettings()
+        argv = []
+        if given.max_models != base.max_models:
+            argv += ["--max-models", str(given.max_models)]
+        if given.memory_budget_bytes is not None:
+            argv += ["--memory-budget", repr(given.memory_budget_bytes / GIB)]
+        if given.jit_ttl_s != base.jit_ttl_s:
+            argv += ["--jit-ttl", repr(given.jit_ttl_s or 0.0)]
+        if given.load_queue_timeout_s != base.load_queue_timeout_s:
+            argv += ["--load-queue-timeout", repr(given.load_queue_timeout_s)]
+        return argv
+
+
+def _residency_from(args: argparse.Namespace) -> ResidencySettings:
+    return ResidencySettings(
+        max_models=args.max_models,
+        memory_budget_bytes=None if args.memory_budget is None else round(args.memory_budget * GIB),
+        jit_ttl_s=args.jit_ttl if args.jit_ttl > 0 else None,
+        load_queue_timeout_s=args.load_queue_timeout,
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds like 60; got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 seconds or more")
+    return value
+
+
+def _prompt_cache_from(args: argparse.Namespace) -> PromptCacheSettings:
+    base = default_prompt_cache()
+    where: str | None = args.prompt_cache
+    folder = base.folder if where is None else None if where == "off" else Path(where)
+    return PromptCacheSettings(
+        folder=folder.expanduser() if folder is not None else None,
+        max_bytes=None if args.prompt_cache_max is None else round(args.prompt_cache_max * GIB),
+        min_tokens=args.prompt_cache_min_tokens,
+    )
+
+
+def _gib(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        message = f"expected a size in GiB like 5 or 0.5; got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("the size must be 0 GiB or more")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def _split_list(text: str) -> tuple[float, ...]:
@@ -243,6 +335,10 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     add("--chat-format", choices=CHAT_FORMATS, default=None, metavar="NAME",
         help="parse tool calls (and that family's reasoning) in this format instead of "
         f"detecting it from the chat template: {', '.join(CHAT_FORMATS)}")
+    add("--mmproj", type=Path, default=None, metavar="FILE",
+        help="a vision projector (mmproj GGUF file or library name) for the model, so it "
+        "reads images; a library model given by name gets the projector beside it without "
+        "this")
     add("--api-key", action="append", default=[],
         help=f"require this key (repeatable; also ${API_KEY_ENV})")
     add("--require-key", dest="require_key", action="store_const", const=True, default=None,
@@ -255,4 +351,28 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
         help="ignore the keys made with 'hearth keys create'")
     add("--private", action="store_true",
         help=f"serve only the holder of ${WORKER_TOKEN_ENV} (the app's endpoint is off)")
+    add("--prompt-cache", default=None, metavar="DIR|off",
+        help="save long prompts' KV states in this folder, so they survive a restart or a "
+        "model switch (default: the data folder's prompt-cache; 'off' disables it)")
+    add("--prompt-cache-max", type=_gib, default=None, metavar="GIB",
+        help="the prompt cache's size budget; the least recently used go first "
+        "(default: 10%% of the free space, at most 20 GiB)")
+    add("--prompt-cache-min-tokens", type=_positive, default=DEFAULT_MIN_TOKENS, metavar="N",
+        help="save a prompt once this many of its tokens are not on disk yet "
+        f"(default {DEFAULT_MIN_TOKENS})")
+    residency = ResidencySettings()
+    add("--max-models", type=_positive, default=residency.max_models, metavar="N",
+        help="models loaded at once; the least recently used idle one makes room "
+        f"(default {residency.max_models})")
+    add("--memory-budget", type=_gib, default=None, metavar="GIB",
+        help="memory every loaded model may hold together (default: usable RAM plus VRAM, "
+        "less headroom, when the server starts)")
+    add("--jit-ttl", type=_seconds, default=residency.jit_ttl_s, metavar="SECONDS",
+        help="unload a model that a request loaded after this many idle seconds "
+        f"(default {residency.jit_ttl_s:.0f}; 0 keeps it until evicted; --ttl applies to "
+        "every model)")
+    add("--load-queue-timeout", type=_seconds, default=residency.load_queue_timeout_s,
+        metavar="SECONDS",
+        help="how long a request waits for memory held by busy models before a 503 "
+        f"(default {residency.load_queue_timeout_s:.0f})")
     add("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # fmt: skip

@@ -51,6 +51,11 @@ class SecretStoreError(HearthError):
     code = "secret_store_unavailable"
 
 
+class KeyringUnavailableError(SecretStoreError):
+    """The OS keyring is missing, locked or refused: the keyring's fault, not the data's
+    (the app then offers the file store instead of repeating this message)."""
+
+
 class KeyringKind(Enum):
     """What ``keyring``'s active backend really is."""
 
@@ -84,7 +89,14 @@ class SecretLocation:
 class SecretStore(Protocol):
     """A place for named secrets (see :mod:`hearth.config.secrets` for the names)."""
 
+    name: str  # "keyring" or "file", as the ``secret_store`` setting spells it
+
     def location(self) -> SecretLocation: ...
+
+    def usable(self) -> bool:
+        """Whether secrets can be kept here at all; False where there is no OS keyring
+        (keyring's fail or null backend), so nothing stored from here can be in it."""
+        ...
 
     def get(self, name: str) -> str | None: ...
 
@@ -128,8 +140,13 @@ def _backend_name(ring: keyring.backend.KeyringBackend) -> str:
 class KeyringStore:
     """Secrets in ``keyring``'s active backend, under the ``hearth`` service."""
 
+    name = "keyring"
+
     def __init__(self, no_keyring_hint: str) -> None:
         self._hint = no_keyring_hint  # what to do when there is no keyring (names the flag)
+
+    def usable(self) -> bool:
+        return keyring_kind() not in (KeyringKind.MISSING, KeyringKind.DISABLED)
 
     def location(self) -> SecretLocation:
         ring = keyring.get_keyring()
@@ -146,7 +163,7 @@ class KeyringStore:
         # over SSH): that is an error, not "nothing stored".
         ring = keyring.get_keyring()
         if keyring_kind(ring) is KeyringKind.MISSING:
-            raise SecretStoreError(
+            raise KeyringUnavailableError(
                 f"No OS keyring is available here (keyring backend: {_backend_name(ring)}), "
                 f"so the {label(name)} cannot be read. {self._hint}"
             )
@@ -158,7 +175,7 @@ class KeyringStore:
     def set(self, name: str, value: str) -> None:
         ring = keyring.get_keyring()
         if keyring_kind(ring) in (KeyringKind.MISSING, KeyringKind.DISABLED):
-            raise SecretStoreError(
+            raise KeyringUnavailableError(
                 f"No OS keyring is available here (keyring backend: {_backend_name(ring)}), "
                 f"so the {label(name)} cannot be stored securely. {self._hint}"
             )
@@ -182,7 +199,7 @@ class KeyringStore:
 
     def _error(self, action: str, name: str, exc: Exception) -> SecretStoreError:
         # The exception text comes from the backend and never holds the secret itself.
-        return SecretStoreError(
+        return KeyringUnavailableError(
             f"Could not {action} the {label(name)} in the system keyring "
             f"({type(exc).__name__}: {exc}). Unlock or install a keyring (GNOME Keyring, "
             "KWallet, macOS Keychain, Windows Credential Manager) and try again. "
@@ -201,8 +218,13 @@ class FileStore:
     does with ``--insecure-storage``.
     """
 
+    name = "file"
+
     def __init__(self, path: Path) -> None:
         self.path = path
+
+    def usable(self) -> bool:
+        return True
 
     def location(self) -> SecretLocation:
         os_keyring = keyring_kind() is KeyringKind.OS

@@ -19,14 +19,16 @@ plain-text file it is. Every write returns the :class:`SecretLocation` it went t
 API (stable; ``hearth.server.options`` and the GUI rely on it):
 
 - :class:`SecretStoreError`: the store is missing, locked or unreadable. Callers that
-  guard access (the server's stored keys) must fail closed on it.
+  guard access (the server's stored keys) must fail closed on it. Its subclass
+  :class:`KeyringUnavailableError` is the OS keyring's own failure (none, or locked).
 - ``get_secret(name, store=None) -> str | None``; ``set_secret(name, value, store=None)
   -> SecretLocation``; ``delete_secret(name, store=None) -> bool``; and the same for
   the HF token (``get_hf_token``/``set_hf_token``/``delete_hf_token``) and the single
   API key (``get_api_key``/``set_api_key``/``delete_api_key``). ``store=None`` is the
   configured store; pass :func:`open_store` ``(StoreChoice.FILE)`` to pick one.
-- ``open_store(choice=None)``, ``configured_choice()``, ``remember_choice(choice)``,
-  ``secret_location(store=None)``, ``mask(value)``.
+- ``open_store(choice=None)``, ``store_for_setting(setting)``, ``configured_choice()``,
+  ``remember_choice(choice)``, ``secret_location(store=None)``, ``mask(value)``; a
+  store's ``usable()`` says whether it can keep secrets at all (no OS keyring: not).
 - The endpoint's named keys are in :mod:`hearth.config.api_keys` (``load_keys`` ...).
 """
 
@@ -44,6 +46,7 @@ from hearth.config.secret_stores import (
     FileStore,
     KeyringKind,
     KeyringStore,
+    KeyringUnavailableError,
     SecretLocation,
     SecretStore,
     SecretStoreError,
@@ -60,6 +63,7 @@ __all__ = [
     "SERVICE",
     "STORE_ENV",
     "KeyringKind",
+    "KeyringUnavailableError",
     "SecretLocation",
     "SecretStore",
     "SecretStoreError",
@@ -79,6 +83,7 @@ __all__ = [
     "set_api_key",
     "set_hf_token",
     "set_secret",
+    "store_for_setting",
 ]
 
 STORE_ENV = "HEARTH_SECRET_STORE"
@@ -128,6 +133,14 @@ def open_store(choice: StoreChoice | str | None = None) -> SecretStore:
         f"To keep secrets in plain text at {file_store.path} (readable only by you) "
         f"instead, run the command again with {STORE_FLAG}, or set {STORE_ENV}=file."
     )
+
+
+def store_for_setting(setting: str) -> SecretStore:
+    """The store a ``secret_store`` setting names, unless ``HEARTH_SECRET_STORE`` says
+    otherwise (as for the CLI): for the app, whose settings are an object of its own."""
+    if os.environ.get(STORE_ENV, "").strip():
+        return open_store()
+    return open_store(setting)
 
 
 def secret_location(store: SecretStore | None = None) -> SecretLocation:

@@ -50,6 +50,13 @@ class Settings:
     endpoint_port: int = DEFAULT_PORT
     endpoint_lan: bool = False
     endpoint_require_key: bool = False  # loopback clients need an API key too
+    # Settings → Models: what the worker is started with (None: the worker's default).
+    max_models: int | None = None  # models loaded at once (--max-models)
+    memory_budget_gib: float | None = None  # their memory (--memory-budget); None: auto
+    jit_ttl_minutes: float | None = None  # idle time before a just-in-time model unloads
+    prompt_cache_enabled: bool = True
+    prompt_cache_folder: str | None = None  # None: the data folder's prompt-cache
+    prompt_cache_max_gib: float | None = None  # its size budget (--prompt-cache-max); auto
     extra: dict[str, Any] = field(default_factory=dict)
 
     def remember_model(self, path: Path, keep: int = 10) -> None:

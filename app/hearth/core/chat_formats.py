@@ -110,11 +110,13 @@ class ReasoningSpec:
     close: str
     template_signs: tuple[str, ...]
     vocab_signs: tuple[str, ...] = ()
+    lead: str = ""  # words the model opens its reasoning with, not thought (Apriel 1.5)
+    answer_end: str = ""  # a marker closing the answer, taken out of the content (Apriel)
 
     @property
     def preserved(self) -> tuple[str, ...]:
         """Marker tokens the detokenizer must keep as text for this split to work."""
-        return tuple(m for m in (self.open, self.close) if m)
+        return tuple(m for m in (self.open, self.close, self.answer_end) if m)
 
 
 HARMONY = ReasoningSpec("harmony", "<|channel|>analysis", "<|end|>", ("<|channel|>",))
@@ -125,7 +127,10 @@ REASONING_SPECS: tuple[ReasoningSpec, ...] = (
     ReasoningSpec("mistral", "[THINK]", "[/THINK]", ("[THINK]",), ("[THINK]",)),
     ReasoningSpec("minimax_m3", "<mm:think>", "</mm:think>", ("<mm:think>",)),
     ReasoningSpec("gemma4", "<|channel>thought", "<channel|>", ("<|channel>",)),
-    ReasoningSpec("apriel", "", "[BEGIN FINAL RESPONSE]", ("[BEGIN FINAL RESPONSE]",)),
+    # Apriel: "Here are my reasoning steps:" ... [BEGIN FINAL RESPONSE] ... [END FINAL
+    # RESPONSE]; 1.6's template writes the lead into the prompt, 1.5's model writes it.
+    ReasoningSpec("apriel", "", "[BEGIN FINAL RESPONSE]", ("[BEGIN FINAL RESPONSE]",),
+                  lead="Here are my reasoning steps:", answer_end="[END FINAL RESPONSE]"),
     ReasoningSpec("think", "<think>", "</think>", ("<think>", "</think>"), ("<think>",)),
 )
 REASONING_BY_NAME = {spec.name: spec for spec in REASONING_SPECS}

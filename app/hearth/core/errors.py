@@ -80,3 +80,36 @@ class EngineFailedError(HearthError):
     """llama.cpp failed while decoding; the request cannot continue."""
 
     code = "engine_failed"
+
+
+class ImagesNotSupportedError(InvalidRequestError):
+    """A request has images, and the model that would answer it cannot see them.
+
+    Refused, never answered as if the images had been seen."""
+
+    code = "images_not_supported"
+
+    def __init__(self, model: str, n_images: int, *, remote: bool = False) -> None:
+        count = "an image" if n_images == 1 else f"{n_images} images"
+        if remote:
+            why = (
+                f"This request has {count}, and Hearth does not pass images on to remote "
+                f"engines ({model!r}). Send the message without images, or choose a local "
+                "vision model."
+            )
+        else:
+            why = (
+                f"This request has {count}, but the model {model!r} reads text only: no "
+                "vision projector (mmproj) is loaded with it. Choose a vision model loaded "
+                "with its projector, or send the message without images."
+            )
+        super().__init__(why, param="messages")
+        self.model = model
+        self.n_images = n_images
+
+
+class ModelsBusyError(QueueFullError):
+    """A model must load, but the memory (or the model count) it needs is held by models
+    with requests running, and they did not finish within the wait's bound."""
+
+    code = "models_busy"

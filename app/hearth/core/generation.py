@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Any
 
 from hearth.core.errors import HearthError
+from hearth.core.images import ImageInput
 from hearth.core.sampling import SamplingParams
 
 
@@ -45,6 +46,7 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     reasoning: str = ""  # an assistant turn's thinking, handed back as ``reasoning_content``
+    images: tuple[ImageInput, ...] = ()  # in order; each stands at an IMAGE_MARKER in content
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class GenerationRequest:
     """One unit of work for the scheduler.
 
     Exactly one of ``prompt`` (raw text, tokenized with special tokens parsed) or
-    ``prompt_tokens`` is used; ``add_bos`` applies only to ``prompt``.
+    ``prompt_tokens`` is used; ``add_bos`` applies only to ``prompt``. ``images`` go
+    with ``prompt``, the i-th where its i-th ``IMAGE_MARKER`` stands.
     """
 
     prompt: str = ""
@@ -60,6 +63,7 @@ class GenerationRequest:
     add_bos: bool = True
     params: SamplingParams = field(default_factory=SamplingParams)
     request_id: str = ""  # given at the HTTP edge; it comes back on the Finished event
+    images: tuple[ImageInput, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,9 @@ class Timings:
     decode_tokens_per_s: float
     draft_tokens: int = 0  # speculative decoding: tokens drafted for this request
     accepted_tokens: int = 0  # and how many of them the model accepted
+    cache_disk_tokens: int = 0  # cached prompt tokens restored from disk for it
+    image_ms: float = 0.0  # of prompt_ms, the vision encoder's time on its images
+    image_tokens: int = 0  # of the prompt's tokens, image embeddings encoded for it
 
 
 @dataclass(frozen=True)

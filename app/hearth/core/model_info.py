@@ -92,6 +92,8 @@ class LoadConfig:
     # The chat family's tool-call format (one of CHAT_FORMATS); None: detect it from the
     # chat template and vocabulary. For models whose template detection gets wrong.
     chat_format: str | None = None
+    # A vision projector (mmproj GGUF) loaded beside the model, so it reads images.
+    mmproj_path: Path | None = None
 
     @property
     def speculation(self) -> SpecMode:
@@ -153,3 +155,5 @@ class ModelInfo:
     n_layer: int = 0
     gpu_layers: int = 0
     devices: tuple[ComputeDevice, ...] = ()
+    vision: bool = False
+    """A vision projector (mmproj) is loaded with the model, so it takes images."""

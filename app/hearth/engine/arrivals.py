@@ -7,8 +7,14 @@ or in a worker thread before ``Scheduler.submit``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+# How long a newly started request waits for others the server is still parsing.
+_GATHER_S = 0.025
+# From idle, how long after the last arrival it waits for the next one.
+_QUIET_S = 0.003
 
 
 class Arrival:
@@ -59,3 +65,25 @@ class Arrivals:
                 return False
             before = self._pending
             return self._cond.wait_for(lambda: self._pending != before, timeout)
+
+    def gather(
+        self, admit: Callable[[], int], all_busy: Callable[[], bool], was_idle: bool
+    ) -> None:
+        """Let requests sent at the same moment join the step that prefills this one
+        (the scheduler's loop calls this after ``admit`` started one).
+
+        Clients often send several requests at once; starting the first alone and the
+        rest one step later stalls the early streams behind the late prefills. Requests
+        the server is still parsing are waited for; from idle, so are requests that reach
+        a handler within ``_QUIET_S`` of the last one. Never longer than ``_GATHER_S``.
+        """
+        deadline = time.perf_counter() + _GATHER_S
+        while not all_busy():
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return
+            if self.pending:
+                self.wait_for_change(remaining)
+                admit()
+            elif not was_idle or not self.wait_for_pending(min(_QUIET_S, remaining)):
+                return

@@ -29,15 +29,16 @@ def _forward_log(level: int, text: bytes | None, _user_data: ctypes.c_void_p) ->
 
 
 @functools.cache
-def _log_callback() -> object:
-    """Keep the ctypes callback alive for the life of the process."""
+def log_callback() -> object:
+    """The one ctypes callback that forwards llama.cpp's logs (and libmtmd's, which
+    has its own setter), kept alive for the life of the process."""
     return llama_cpp.llama_log_callback(_forward_log)
 
 
 @functools.cache
 def ensure_backend() -> None:
     """Initialise llama.cpp once per process and route its logging to ours."""
-    llama_cpp.llama_log_set(_log_callback(), ctypes.c_void_p(0))
+    llama_cpp.llama_log_set(log_callback(), ctypes.c_void_p(0))
     llama_cpp.llama_backend_init()
 
 

@@ -71,15 +71,18 @@ class ChatTemplate:
         eos_token: str,
         name: str = "",
         variants: Mapping[str, str] | None = None,
+        fallback: str | None = None,
     ) -> None:
-        self.source = source or CHATML_TEMPLATE
+        self.source = source or fallback or CHATML_TEMPLATE
         self.is_fallback = source is None
         self.bos_token = bos_token
         self.eos_token = eos_token
         self._label = f"The chat template of {name}" if name else "The model's chat template"
         self._template: Template | None = None
         self._compile_error: str | None = None
-        self._reopen = None if self.is_fallback else REOPEN_TURN.get(detect_tool_format(source))
+        family = None if self.is_fallback else detect_tool_format(source)
+        self._reopen = REOPEN_TURN.get(family) if family else None
+        self._harmony = family is ToolFormat.HARMONY
         try:
             self._template = make_environment().from_string(self.source)
         except TemplateSyntaxError as exc:
@@ -98,13 +101,21 @@ class ChatTemplate:
 
     @classmethod
     def from_metadata(
-        cls, metadata: Mapping[str, str], *, bos_token: str, eos_token: str, name: str = ""
+        cls,
+        metadata: Mapping[str, str],
+        *,
+        bos_token: str,
+        eos_token: str,
+        name: str = "",
+        fallback: str | None = None,
     ) -> ChatTemplate:
-        """The template a GGUF carries, with any named variants beside it."""
+        """The template a GGUF carries, with any named variants beside it; ``fallback``
+        (else ChatML) when it carries none."""
         prefix = "tokenizer.chat_template."
         variants = {k.removeprefix(prefix): v for k, v in metadata.items() if k.startswith(prefix)}
         return cls(metadata.get("tokenizer.chat_template"), bos_token=bos_token,
-                   eos_token=eos_token, name=name, variants=variants)  # fmt: skip
+                   eos_token=eos_token, name=name, variants=variants,
+                   fallback=fallback)  # fmt: skip
 
     @property
     def compile_error(self) -> str | None:
@@ -156,11 +167,16 @@ class ChatTemplate:
             "bos_token": self.bos_token,
             "eos_token": self.eos_token,
             **extra,
-            "messages": [_message_payload(m) for m in messages],
-            "tools": [_tool_payload(t) for t in tools] if tools else None,
-            "documents": [dict(d) for d in documents] if documents is not None else None,
+            "messages": [_message_payload(m, harmony=self._harmony) for m in messages],
             "add_generation_prompt": add_generation_prompt,
         }
+        # Absent, not None, when the request has none, as llama.cpp renders: templates
+        # written for it (Phi-4-mini's, Hermes' tool_use) loop over ``tools`` unguarded,
+        # and where transformers' None renders, undefined renders the same text.
+        if tools:
+            context["tools"] = [_tool_payload(t) for t in tools]
+        if documents is not None:
+            context["documents"] = [dict(d) for d in documents]
         text = self._run(template, context)
         if add_generation_prompt and self._reopen and text.endswith(self._reopen[0]):
             text += self._reopen[1]
@@ -201,7 +217,7 @@ def _tool_payload(tool: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _message_payload(message: MessageInput) -> dict[str, Any]:
+def _message_payload(message: MessageInput, *, harmony: bool = False) -> dict[str, Any]:
     if not isinstance(message, ChatMessage):
         return _mapping_payload(message)
     payload: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -213,14 +229,20 @@ def _message_payload(message: MessageInput) -> dict[str, Any]:
         ]  # fmt: skip
     if message.tool_call_id:
         payload["tool_call_id"] = message.tool_call_id
-    if message.reasoning:  # the field templates that keep (or strip) past thinking read
-        payload["reasoning_content"] = message.reasoning
+    if message.reasoning:  # the fields templates that keep (or strip) past thinking read:
+        payload["reasoning_content"] = message.reasoning  # most of them
+        payload["thinking"] = message.reasoning  # gpt-oss, LFM2.5 (llama.cpp copies it too)
+        if harmony and message.tool_calls:  # its analysis; content besides it is refused
+            del payload["content"]
     return payload
 
 
 def _mapping_payload(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A caller's message mapping, checked where templates rely on its shape."""
-    payload = dict(message)
+    """A caller's message mapping, checked where templates rely on its shape. A key
+    given as None (``tool_calls: null``) is left out, as transformers' callers and
+    llama.cpp leave it: ``{% for c in message.tool_calls %}`` loops over nothing then,
+    where None would fail. ``content`` stays, None included (templates test it)."""
+    payload = {k: v for k, v in message.items() if v is not None or k == "content"}
     if not isinstance(payload.get("role"), str):
         raise InvalidRequestError("Every message needs a role.", param="messages")
     content = payload.get("content")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
@@ -10,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hearth.core.errors import (
-    ContextOverflowError,
     EngineFailedError,
     HearthError,
     InvalidRequestError,
@@ -24,20 +24,28 @@ from hearth.core.generation import (
     GenerationRequest,
     ToolSpec,
 )
+from hearth.core.images import ImageInput
 from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.core.prompt_cache import OFF, PromptCacheSettings
 from hearth.engine import fim_tokens
 from hearth.engine.arrivals import Arrival, Arrivals
 from hearth.engine.capabilities import ModelTraits, model_traits
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
+from hearth.engine.fallback_templates import fallback_template
 from hearth.engine.generation_stream import GenerationStream
+from hearth.engine.media_prompt import MediaPrompt
 from hearth.engine.model import LlamaModel
+from hearth.engine.projector import Projector
+from hearth.engine.prompt_cache import PromptCache, PromptCacheStatus
 from hearth.engine.reasoning import ReasoningSpec
+from hearth.engine.request_checks import check_request, check_token_ids
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, make_async_sink
 from hearth.engine.speculative import Speculator
 from hearth.engine.token_reuse import PromptTokenizer
 from hearth.engine.tool_calls import ToolFormat
+from hearth.engine.vision import close_model, load_projector, tokenize_media
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +69,13 @@ class Engine:
     model (about 500 MB and its threads) behind.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, prompt_cache: PromptCacheSettings = OFF) -> None:
+        self._prompt_cache = prompt_cache  # each load gets its own PromptCache from it
+        self._disk: PromptCache | None = None  # of the loaded model
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()
         self._model: LlamaModel | None = None
+        self._projector: Projector | None = None  # of the loaded model; closed before it
         self._scheduler: Scheduler | None = None
         self._template: ChatTemplate | None = None
         self._info: ModelInfo | None = None
@@ -109,14 +120,17 @@ class Engine:
         except Exception as exc:  # llama.cpp or ctypes failures must not kill the worker
             log.exception("model load failed")
             raise ModelLoadError(str(exc)) from exc
+        projector: Projector | None = None
         try:
+            projector = load_projector(config, model)
+            markers = model.marker_tokens()
             template = ChatTemplate.from_metadata(
                 model.metadata,
                 bos_token=model.token_text(model.bos),
                 eos_token=model.token_text(model.eos),
                 name=model_id,
+                fallback=fallback_template(markers.values()),
             )
-            markers = model.marker_tokens()
             traits = model_traits(
                 None if template.is_fallback else template.source,
                 set(markers.values()),
@@ -124,23 +138,26 @@ class Engine:
                 fim=model.fim_tokens() is not None,
                 chat_format=config.chat_format,
             )
-            info = model.info(model_id)
+            info = dataclasses.replace(model.info(model_id), vision=projector is not None)
             speculator = Speculator.for_load(model, config)  # loads the draft model, if any
             prompts = PromptTokenizer(model, template.bos_token, markers)
+            disk = PromptCache.for_model(model, self._prompt_cache)
             scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals,
-                                  speculator=speculator, memo=prompts.memo)  # fmt: skip
+                                  speculator=speculator, memo=prompts.memo,
+                                  disk=disk, projector=projector)  # fmt: skip
         except InvalidRequestError as exc:  # e.g. a chat template that doesn't compile
-            model.close()
+            close_model(model, projector)
             raise InvalidRequestError(f"Cannot load '{model_id}': {exc.message}") from exc
         except HearthError as exc:
-            model.close()
+            close_model(model, projector)
             raise ModelLoadError(f"Cannot load '{model_id}': {exc.message}") from exc
         except Exception as exc:
-            model.close()
+            close_model(model, projector)
             log.exception("model set-up failed")
             raise ModelLoadError(f"Cannot load '{model_id}': {exc}") from exc
         with self._lock:
             self._model = model
+            self._projector = projector
             self._template = template
             self._info = info
             self._traits = traits
@@ -148,16 +165,19 @@ class Engine:
             self._preserved = {}
             self._prompts = prompts
             self._scheduler = scheduler
+            self._disk = disk
         return info
 
     def unload(self, reason: str | None = None) -> None:
         """Free the model. Requests still running end with an error saying ``reason``
         (or as cancelled without one)."""
         with self._lock:
-            scheduler, model = self._scheduler, self._model
+            scheduler, model, projector = self._scheduler, self._model, self._projector
             self._scheduler = self._model = self._template = self._info = None
+            self._projector = None
             self._traits = None
             self._prompts = None
+            self._disk = None
             self._markers = {}
             self._preserved = {}
         with self._embedder_lock:
@@ -167,7 +187,7 @@ class Engine:
         if scheduler is not None:
             scheduler.stop(reason)
         if model is not None:
-            model.close()
+            close_model(model, projector)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -181,6 +201,14 @@ class Engine:
     def status(self) -> SchedulerStatus | None:
         scheduler = self._scheduler
         return scheduler.status() if scheduler is not None else None
+
+    def prompt_cache_status(self) -> PromptCacheStatus | None:
+        """The loaded model's prompt cache on disk, or None when it has none."""
+        disk = self._disk
+        if disk is None:
+            return None
+        store = disk.store
+        return PromptCacheStatus(store.folder, store.size_bytes, store.budget, store.saving)
 
     def _ready(self) -> tuple[LlamaModel, Scheduler, ChatTemplate, ModelInfo]:
         with self._lock:
@@ -293,7 +321,7 @@ class Engine:
         """Wrap a request handler that may generate: from its arrival until ``start``
         queues the request with this id, the scheduler knows it is coming and lets
         simultaneous requests begin in the same decode step (see
-        ``Scheduler._gather_arrivals``)."""
+        ``Arrivals.gather``)."""
         with self._arrivals.expect() as arrival:
             self._arriving[request_id] = arrival
             try:
@@ -316,45 +344,57 @@ class Engine:
         """Validate and queue a request; errors surface here, before any streaming."""
         model, scheduler, _, info = self._ready()
         text, add_special = None, False  # the text the tokens stand for, if any
-        if request.prompt_tokens is not None:
+        media: MediaPrompt | None = None  # a prompt with images
+        if request.images:
+            media = await self._tokenize_media(request, model)
+            tokens = media.token_ids()
+        elif request.prompt_tokens is not None:
             tokens = list(request.prompt_tokens)
-            bad_tokens = [t for t in tokens if not 0 <= t < model.n_vocab]
-            if bad_tokens:
-                raise InvalidRequestError(
-                    f"The prompt names token {bad_tokens[0]}, outside the vocabulary of "
-                    f"{model.n_vocab} tokens.",
-                    param="prompt",
-                )
+            check_token_ids(tokens, model.n_vocab)
         else:
             text = request.prompt
             tokens, add_special = await asyncio.to_thread(  # reusing an earlier turn's ids
                 self._prompt_tokenizer().for_generation, text, request.add_bos
             )
-        self._check_fits(tokens, request, info)
-        if request.params.grammar:
-            await asyncio.to_thread(model.check_grammar, request.params.grammar)
-        bad = [t for t in request.params.logit_bias if not 0 <= t < model.n_vocab]
-        if bad:
-            raise InvalidRequestError(
-                f"logit_bias names token {bad[0]}, outside the vocabulary of "
-                f"{model.n_vocab} tokens.",
-                param="logit_bias",
+        try:
+            await check_request(tokens, request, info, model)
+            loop = asyncio.get_running_loop()
+            queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
+            job = Job(
+                tokens=tokens,
+                params=request.params,
+                sink=make_async_sink(loop, queue),
+                request_id=request.request_id,
+                text=text,
+                add_special=add_special,
+                media=media,  # the job closes it when it ends
             )
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[GenerationEvent] = asyncio.Queue()
-        job = Job(
-            tokens=tokens,
-            params=request.params,
-            sink=make_async_sink(loop, queue),
-            request_id=request.request_id,
-            text=text,
-            add_special=add_special,
-        )
-        scheduler.submit(job)
+            disk = self._disk  # prompt cache: a saved state is read before the job queues
+            if disk is not None and media is None:
+                job.saved = await asyncio.wrap_future(disk.prefetch(tokens))
+            scheduler.submit(job)
+        except BaseException:
+            if media is not None:
+                media.close()
+            raise
         arrival = self._arriving.pop(request.request_id, None)
         if arrival is not None:
             self._arrivals.settle(arrival)
         return GenerationStream(scheduler, job, queue)
+
+    async def _tokenize_media(self, request: GenerationRequest, model: LlamaModel) -> MediaPrompt:
+        """The prompt with its images as text runs and image chunks (``vision.py``)."""
+        add = self._prompt_tokenizer().adds_bos(request.prompt, request.add_bos)
+        return await asyncio.to_thread(tokenize_media, self._projector, model, request.prompt,
+                                       request.images, add_special=add)  # fmt: skip
+
+    async def count_tokens(self, text: str, images: Sequence[ImageInput] = ()) -> int:
+        """The context entries ``text`` takes as a prompt, its images' embeddings too."""
+        if not images:
+            return len(await asyncio.to_thread(self.tokenize_prompt, text))
+        request = GenerationRequest(prompt=text, images=tuple(images))
+        with await self._tokenize_media(request, self._ready()[0]) as media:
+            return media.n_tokens
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         """Convenience: start and iterate; leaving the loop early cancels the request."""
@@ -365,11 +405,3 @@ class Engine:
         finally:
             stream.cancel()
 
-    @staticmethod
-    def _check_fits(tokens: list[int], request: GenerationRequest, info: ModelInfo) -> None:
-        if not tokens:
-            raise InvalidRequestError("The prompt is empty.", param="prompt")
-        n_ctx = info.n_ctx_per_slot
-        max_tokens = request.params.max_tokens or 0
-        if len(tokens) >= n_ctx or len(tokens) + max_tokens > n_ctx:
-            raise ContextOverflowError(len(tokens), max_tokens, n_ctx)

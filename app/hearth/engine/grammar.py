@@ -174,7 +174,28 @@ def _grammar_for_text(text: str, where: str, limits: SchemaLimits) -> str:
 @functools.lru_cache(maxsize=32)
 def _convert(schema_text: str) -> str:
     """Pure in its input, so cached: clients send the same schema on every request."""
-    return str(llama_grammar.json_schema_to_gbnf(schema_text))
+    return schema_to_gbnf(schema_text)
+
+
+# llama-cpp-python's port of json-schema-to-grammar lets any character into a JSON
+# string, raw tabs and \x08 included: JSON forbids them, so the call a grammar forced
+# would not parse. llama.cpp's own converter writes these rules instead (its ``dot``
+# for a ``pattern`` still allows them; here it may not either, being inside a string).
+_PORT_RULES = {
+    r'[^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])':
+        r'[^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    r"[^\x0A\x0D]": r'[^"\\\x7F\x00-\x1F]',
+}  # fmt: skip
+_PORT_RULE = re.compile(
+    r"(?m)^([A-Za-z0-9-]+) ::= (" + "|".join(re.escape(body) for body in _PORT_RULES) + r")$"
+)
+
+
+def schema_to_gbnf(schema_text: str, prop_order: list[str] | None = None) -> str:
+    """GBNF for a JSON schema (given as JSON text) whose strings hold no raw control
+    characters, as JSON requires; every schema grammar Hearth builds comes from here."""
+    grammar = str(llama_grammar.json_schema_to_gbnf(schema_text, prop_order=prop_order))
+    return _PORT_RULE.sub(lambda m: f"{m.group(1)} ::= {_PORT_RULES[m.group(2)]}", grammar)
 
 
 def check_grammar(

@@ -72,6 +72,8 @@ class LlamaModel:
             self.n_ctx = self._context_per_slot()
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
             self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+            # the width of one input embedding: what a vision projector must produce
+            self.n_embd = int(llama_cpp.llama_model_n_embd_inp(self._model))
             self._ctx = self._create_context()
         except BaseException:
             llama_cpp.llama_model_free(self._model)
@@ -160,10 +162,13 @@ class LlamaModel:
         params.n_ubatch = min(cfg.n_ubatch, cfg.n_batch)
         params.n_threads = resolve_threads(cfg.n_threads)
         params.n_threads_batch = resolve_threads(cfg.n_threads_batch or cfg.n_threads)
-        params.flash_attn_type = self._flash_attention_type()
+        params.flash_attn_type = self.flash_attn_type = self._flash_attention_type()
         params.type_k = ggml_type_for(cfg.cache_type_k)
         params.type_v = ggml_type_for(cfg.cache_type_v)
         params.kv_unified = cfg.kv_unified
+        # Sliding-window layers keep every position, not just the last window: a slot's
+        # KV can then be cut back to any prefix, and saved prompt states restored.
+        params.swa_full = self.swa_full = True
         params.no_perf = True
         ctx = llama_cpp.llama_init_from_model(self._model, params)
         if not ctx:

@@ -30,8 +30,8 @@ import llama_cpp
 
 from hearth.core.errors import HearthError
 from hearth.core.units import format_bytes
-from hearth.engine.backend import _log_callback as backend_log_callback
 from hearth.engine.backend import ensure_backend
+from hearth.engine.backend import log_callback as backend_log_callback
 from hearth.library.errors import InvalidModelFileError
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 

@@ -19,8 +19,9 @@ from typing import NamedTuple
 from hearth.core.chat_formats import HARMONY, REASONING_SPECS, ReasoningSpec, detect_reasoning
 
 SPECS = REASONING_SPECS  # the families' markers, shared with the GUI (core/chat_formats.py)
-__all__ = ["HARMONY", "SPECS", "HarmonySplitter", "ReasoningSpec", "Split", "TagSplitter",
-           "detect_reasoning", "make_splitter", "starts_inside", "with_reasoning"]  # fmt: skip
+__all__ = ["HARMONY", "SPECS", "EndTrim", "HarmonySplitter", "LeadTrim", "ReasoningSpec", "Split",
+           "TagSplitter", "detect_reasoning", "make_splitter", "starts_inside",
+           "with_reasoning"]  # fmt: skip
 
 
 def starts_inside(spec: ReasoningSpec, prompt: str) -> bool:
@@ -48,6 +49,72 @@ def _partial_suffix(buffer: str, marker: str) -> int:
     return 0
 
 
+class LeadTrim:
+    """Takes ``lead`` off the start of a stream (after spaces), where it is there;
+    holds back only what could still turn out to be it."""
+
+    def __init__(self, lead: str) -> None:
+        self._lead = lead
+        self._held = ""
+        self._done = not lead
+
+    def feed(self, text: str) -> str:
+        if self._done:
+            return text
+        buffer = self._held + text
+        stripped = buffer.lstrip()
+        self._held = ""
+        if stripped.startswith(self._lead):
+            self._done = True
+            return stripped[len(self._lead) :]
+        if self._lead.startswith(stripped):  # spaces only, or a prefix of the lead
+            self._held = buffer
+            return ""
+        self._done = True
+        return buffer
+
+    def finish(self) -> str:
+        held, self._held, self._done = self._held, "", True
+        return held
+
+
+class EndTrim:
+    """Takes ``marker`` out of a stream with the whitespace around it (Apriel's answer
+    ends ``\n[END FINAL RESPONSE]\n``); trailing spaces and a partial marker wait until
+    the next text shows what they are."""
+
+    def __init__(self, marker: str) -> None:
+        self._marker = marker
+        self._held = ""
+        self._after = False  # just past a marker: its following spaces go too
+
+    def feed(self, text: str) -> str:
+        if not self._marker:
+            return text
+        buffer = self._held + text
+        out: list[str] = []
+        while (index := buffer.find(self._marker)) != -1:
+            out.append(self._body(buffer[:index]).rstrip())
+            buffer = buffer[index + len(self._marker) :]
+            self._after = True
+        buffer = self._body(buffer)
+        body = buffer[: len(buffer) - _partial_suffix(buffer, self._marker)]
+        keep = len(body.rstrip())
+        out.append(buffer[:keep])
+        self._held = buffer[keep:]
+        return "".join(out)
+
+    def _body(self, text: str) -> str:
+        if self._after:
+            text = text.lstrip()
+            self._after = not text
+        return text
+
+    def finish(self) -> str:
+        held, self._held = self._held, ""
+        return held
+
+
 class TagSplitter:
     """Streams a reply, sending the opening reasoning block one way and the rest the other."""
 
@@ -58,6 +125,8 @@ class TagSplitter:
         self._held = ""
         self._trim_reasoning = inside
         self._trim_content = False
+        self._lead = LeadTrim(spec.lead)
+        self._end = EndTrim(spec.answer_end)
 
     def feed(self, text: str) -> Split:
         buffer = self._held + text
@@ -94,6 +163,9 @@ class TagSplitter:
         return Split(self._trimmed_reasoning("".join(reasoning)), self._trimmed_content(content))
 
     def _trimmed_reasoning(self, text: str) -> str:
+        text = self._lead.feed(text)
+        if not self._inside:  # the block is over: a held maybe-lead was thought after all
+            text += self._lead.finish()
         if self._trim_reasoning and text:
             text = text.lstrip()
             self._trim_reasoning = not text
@@ -104,14 +176,15 @@ class TagSplitter:
         if self._trim_content and text:
             text = text.lstrip()
             self._trim_content = not text
-        return text
+        return self._end.feed(text)
 
     def finish(self) -> Split:
         """Whatever was held back: an unfinished block is reasoning, a lone prefix content."""
         held, self._held = self._held, ""
         if self._inside:
-            return Split(held, "")
-        return Split("", "" if self._trim_content else held)
+            return Split(self._trimmed_reasoning(held) + self._lead.finish(), "")
+        content = "" if self._trim_content else self._end.feed(held)
+        return Split("", content + self._end.finish())
 
 
 _HARMONY_ENDS = ("<|end|>", "<|call|>", "<|return|>", "<|start|>")

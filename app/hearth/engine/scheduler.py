@@ -1,8 +1,8 @@
 """The batch loop: one thread owns the llama context and serves every slot.
 
 Each step builds a single ``llama_batch`` (batch.py) holding one token for every decoding
-slot and prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams are
-decoding, so a long prompt never stalls them for long, and by ``n_batch`` otherwise),
+slot and equal prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams
+are decoding, so a long prompt never stalls them for long, and by ``n_batch`` otherwise),
 decodes it once, then samples each slot with its own chain.
 Requests join and leave between steps: continuous batching.
 A decoding slot may bring drafted tokens (speculative.py): they are verified in the same
@@ -23,10 +23,14 @@ from hearth.core.errors import QueueFullError
 from hearth.core.generation import Finished, FinishReason, TextDelta, Timings
 from hearth.engine.arrivals import Arrivals
 from hearth.engine.batch import BatchBuilder
+from hearth.engine.image_jobs import ImageDecoder
 from hearth.engine.logprobs import read_logits, token_logprob
 from hearth.engine.model import LlamaModel
 from hearth.engine.outbox import EventOutbox
 from hearth.engine.placement import Placement, place
+from hearth.engine.projector import Projector
+from hearth.engine.prompt_cache import PromptCache
+from hearth.engine.prompt_restore import window_kept
 from hearth.engine.rate import DecodeRate
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.scheduler_status import (
@@ -46,11 +50,6 @@ __all__ = ["CompletedRequest", "Scheduler", "SchedulerStatus", "SlotStatus"]
 
 log = logging.getLogger(__name__)
 
-# How long a newly started request waits for others the server is still parsing.
-_GATHER_S = 0.025
-# From idle, how long after the last arrival it waits for the next one.
-_QUIET_S = 0.003
-
 
 class Scheduler:
     """Owns the decode loop thread; ``submit`` and ``cancel`` are safe from any thread."""
@@ -64,8 +63,11 @@ class Scheduler:
         rate: DecodeRate | None = None,
         speculator: Speculator | None = None,
         memo: TokenMemo | None = None,
+        disk: PromptCache | None = None,
+        projector: Projector | None = None,
     ) -> None:
         self._model = model
+        self._disk = disk  # prompts saved to and restored from disk; closed in stop()
         self._memo = memo  # finished generations go here, for the next turn's tokenizing
         self._spec = speculator or Speculator(model.n_slots)  # owned: closed in stop()
         self._arrivals = arrivals or Arrivals()
@@ -75,11 +77,15 @@ class Scheduler:
         self._n_batch = int(llama_cpp.llama_n_batch(model.ctx))
         self._n_ubatch = int(llama_cpp.llama_n_ubatch(model.ctx))
         self._slots = [Slot(seq_id=i) for i in range(model.n_slots)]  # index = seq id
+        if disk is not None:  # prompt cache: what the slots hold is not read from disk
+            disk.watch(self._slots)
         self._queue: collections.deque[Job] = collections.deque()
         self._cond = threading.Condition()
         self._stopping = False
         self._stop_reason: str | None = None
         self._batch = BatchBuilder(self._n_batch)
+        # images in prompts (image_jobs.py); the projector is the engine's to close
+        self._images = ImageDecoder(model, projector, self._n_ubatch) if projector else None
         self._rate = rate if rate is not None else DecodeRate()  # trimmed as steps come
         self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
         self._outbox = EventOutbox()  # events leave as the next decode starts
@@ -127,9 +133,13 @@ class Scheduler:
             self._stopping = True
             self._cond.notify_all()
         self._thread.join()
+        if self._disk is not None:  # the slots were saved on the way out (_shutdown)
+            self._disk.close()
         self._outbox.close()
         self._spec.close()
         self._batch.free()
+        if self._images is not None:
+            self._images.free()
 
     # ------------------------------------------------------------------ loop
     def _run(self) -> None:
@@ -144,7 +154,7 @@ class Scheduler:
             was_idle = not self._any_busy()
             if self._admit():
                 self._outbox.flush()  # the wait for more arrivals must not hold up tokens
-                self._gather_arrivals(was_idle)
+                self._arrivals.gather(self._admit, self._all_busy, was_idle)
             self._drop_cancelled()
             if not self._any_busy():
                 continue
@@ -160,25 +170,6 @@ class Scheduler:
 
     def _all_busy(self) -> bool:
         return all(s.busy for s in self._slots)
-
-    def _gather_arrivals(self, was_idle: bool) -> None:
-        """Let requests sent at the same moment join the step that prefills this one.
-
-        Clients often send several requests at once; starting the first alone and the
-        rest one step later stalls the early streams behind the late prefills. Requests
-        the server is still parsing are waited for; from idle, so are requests that reach
-        a handler within ``_QUIET_S`` of the last one. Never longer than ``_GATHER_S``.
-        """
-        deadline = time.perf_counter() + _GATHER_S
-        while not self._all_busy():
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                return
-            if self._arrivals.pending:
-                self._arrivals.wait_for_change(remaining)
-                self._admit()
-            elif not was_idle or not self._arrivals.wait_for_pending(min(_QUIET_S, remaining)):
-                return
 
     def _admit(self) -> int:
         """Start queued jobs in idle slots, one at a time so each placement sees the last."""
@@ -210,12 +201,23 @@ class Scheduler:
             target.last_used = source.last_used
             log.debug("slot %d: KV copied from slot %d", copy.target, copy.source)
         n_common = min(placement.n_common, len(job.tokens) - 1)  # last token needs logits
-        if not llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, n_common, -1):
+        # prompt cache: a longer prefix saved on disk than in any slot is loaded instead
+        saved, job.saved, disk = job.saved, None, self._disk
+        restored = disk.restore(slot.seq_id, job.tokens, n_common, saved) if disk else None
+        n_common = n_common if restored is None else restored
+        if job.media is not None:  # never keep part of an image
+            n_common = job.media.whole_prefix(n_common)
+        cut = llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, n_common, -1)
+        if not cut or not window_kept(self._model, slot.seq_id, n_common):  # SWA: see there
             llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
             n_common = 0
         slot.cached = job.tokens[:n_common]
         slot.n_prompt = len(job.tokens)
         slot.n_cached_at_start = n_common
+        slot.n_disk_at_start = restored or 0
+        slot.image_ms = 0.0
+        slot.image_tokens = 0
+        slot.checkpoint = disk.checkpoint_for(job.tokens, n_common) if disk else 0
         slot.n_generated = 0
         slot.pending_logprobs = []
         slot.pending_token = None
@@ -225,7 +227,8 @@ class Scheduler:
         slot.first_token_at = 0.0
         slot.prompt_done_at = 0.0
         slot.stream = TextStream(job.params.stop)
-        self._spec.start(slot.seq_id, job.params.speculative)
+        # no drafts for a prompt with images: a drafter cannot read them
+        self._spec.start(slot.seq_id, job.params.speculative and job.media is None)
         try:
             slot.sampler = SamplerChain(job.params, self._model.n_vocab, self._model.vocab)
         except Exception as exc:
@@ -237,7 +240,8 @@ class Scheduler:
         )
         if penalised and not params.grammar:  # a grammar must not see the prompt
             for token in job.tokens[-params.repeat_last_n :]:
-                slot.sampler.accept(token)
+                if token >= 0:  # an image's stand-in ids are no tokens
+                    slot.sampler.accept(token)
         log.debug("slot %d: %d prompt tokens, %d cached", slot.seq_id, slot.n_prompt, n_common)
 
     def _drop_cancelled(self) -> None:
@@ -246,7 +250,10 @@ class Scheduler:
                 self._finish(slot, FinishReason.CANCELLED)
 
     def _step(self) -> None:
-        """One decode over every busy slot (batch.py), then sampling and verification."""
+        """One decode over every busy slot (batch.py), then sampling and verification;
+        before it, at most one image of a prompt (image_jobs.py)."""
+        if self._images is not None:
+            self._image_step()
         running = [s for s in self._slots if s.pending_token is not None]
         if any(s.n_generated == 1 for s in running):  # a draft model may have a whole
             self._outbox.flush()  # prompt to catch up first: the first token goes out now
@@ -258,6 +265,8 @@ class Scheduler:
         # With none running, simultaneous prompts are prefilled together, up to n_batch.
         budget = (self._n_ubatch if decoding else self._n_batch) - decoding
         step = self._batch.fill(self._slots, drafts, budget)
+        if not step.n_tokens:  # every busy slot waits at an image
+            return
         self._outbox.flush()  # the relay and the event loop work while this decode runs
         started = time.perf_counter()
         result = llama_cpp.llama_decode(self._model.ctx, self._batch.batch)
@@ -270,11 +279,26 @@ class Scheduler:
         for slot, piece in step.chunks:
             slot.cached.extend(piece)
             slot.pending_token = None
+            if len(slot.cached) == slot.checkpoint and self._disk:  # prompt cache: mid-prompt
+                self._disk.after_prompt(slot)
         now = time.perf_counter()
         if len(step.chunks) == len(running):  # decode only: a sample for the cost fit
             self._spec.record_step(step.n_tokens, now - started)
         produced = sum(self._verify(slot, i, draft, now) for slot, i, draft in step.outputs)
         self._rate.record(now, produced)
+
+    def _image_step(self) -> None:
+        assert self._images is not None
+        done = self._images.step(self._slots)
+        if done is None:
+            return
+        slot = done.slot
+        if done.error is not None:
+            self._finish(slot, FinishReason.ERROR, error=done.error)
+            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, len(slot.cached), -1)
+        elif done.logits_index is not None:  # the prompt ended with the image
+            now = time.perf_counter()
+            self._rate.record(now, self._verify(slot, done.logits_index, [], now))
 
     def _verify(self, slot: Slot, index: int, draft: list[int], now: float) -> int:
         """Sample the slot at ``index`` and, while the samples equal the drafts, at the
@@ -282,6 +306,8 @@ class Scheduler:
         rejected tail leaves the KV cache. Returns the number of tokens sampled."""
         if slot.prompt_done_at == 0.0:
             slot.prompt_done_at = now
+            if self._disk is not None:  # prompt cache: save a long prompt's state
+                self._disk.after_prompt(slot)
         produced = 0
         for i in range(len(draft) + 1):
             token = self._sample(slot, index + i)
@@ -373,6 +399,8 @@ class Scheduler:
     def _shutdown(self) -> None:
         reason = self._stop_reason
         ending = FinishReason.CANCELLED if reason is None else FinishReason.ERROR
+        if self._disk is not None:  # prompt cache: what the slots hold outlives the load
+            self._disk.save_all(self._slots)
         for slot in self._slots:
             self._finish(slot, ending, error=reason)
         with self._cond:

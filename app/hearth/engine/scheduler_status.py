@@ -63,4 +63,7 @@ def slot_timings(slot: Slot, job: Job, end: float, drafted: int, accepted: int) 
         decode_tokens_per_s=max(slot.n_generated - 1, 0) / decode_s,
         draft_tokens=drafted,
         accepted_tokens=accepted,
+        cache_disk_tokens=slot.n_disk_at_start,
+        image_ms=slot.image_ms,
+        image_tokens=slot.image_tokens,
     )

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from hearth.core.generation import Finished, GenerationEvent, TokenLogprob, Usage
 from hearth.core.sampling import SamplingParams
+from hearth.engine.media_prompt import MediaPrompt
+from hearth.engine.prompt_store import SavedState
 from hearth.engine.sampler import SamplerChain
 from hearth.engine.text_stream import TextStream
 
@@ -30,18 +32,33 @@ class Job:
     # added to it: what token_reuse needs to hand this turn's ids to the next one.
     text: str | None = None
     add_special: bool = False
+    # A prompt with images: ``tokens`` are its ``token_ids`` (images as stand-in ids).
+    # Closed with the finished event, which is the scheduler's last use of the job.
+    media: MediaPrompt | None = None
+
+    # A saved prompt state read from disk for it as it was queued (prompt_restore.py),
+    # until the scheduler loads it into its slot.
+    saved: SavedState | None = None
+
+    def text_end(self, start: int) -> int:
+        """Where the prompt's text from ``start`` stops: at the next image, or its end."""
+        return self.media.text_end(start) if self.media is not None else len(self.tokens)
 
     def emit(self, event: GenerationEvent) -> None:
         """Deliver an event; a client whose event loop is gone counts as cancelled.
 
         The finished event leaves labelled with the job's request id, whichever path
         of the scheduler ended it."""
+        finished = isinstance(event, Finished)
         if isinstance(event, Finished) and event.request_id != self.request_id:
             event = replace(event, request_id=self.request_id)
         try:
             self.sink(event)
         except RuntimeError:
             self.cancelled.set()
+        finally:
+            if finished and self.media is not None:
+                self.media.close()
 
 
 def make_async_sink(
@@ -68,8 +85,14 @@ class Slot:
     # Progress of the running job.
     n_prompt: int = 0
     n_cached_at_start: int = 0
+    n_disk_at_start: int = 0  # of those, restored from the prompt cache on disk
+    image_ms: float = 0.0  # the vision encoder's time on this job's images
+    image_tokens: int = 0  # embeddings of this job's images decoded (not cached ones)
     n_generated: int = 0
     pending_token: int | None = None
+    # A prompt position where the prefill pauses for the prompt cache to save the state
+    # (a sliding-window model's, which serves no shorter prefix: prompt_cache.py); 0: none.
+    checkpoint: int = 0
     started_at: float = 0.0
     first_token_at: float = 0.0
     prompt_done_at: float = 0.0
@@ -89,6 +112,12 @@ class Slot:
     @property
     def prefilling(self) -> bool:
         return self.job is not None and len(self.cached) < self.n_prompt
+
+    @property
+    def prefill_end(self) -> int:
+        """Where this step's prompt chunk must end at the latest: the checkpoint, or the
+        prompt's end."""
+        return self.checkpoint if self.checkpoint > len(self.cached) else self.n_prompt
 
     def usage(self) -> Usage:
         return Usage(

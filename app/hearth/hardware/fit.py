@@ -85,8 +85,8 @@ class MemoryBreakdown:
     kv_per_layer: int
     kv_cells: int
     compute_bytes: int  # the compute buffer, per device that runs layers
-    gpu_compute_bytes: int  # the GPU's share when the output layer is not on it
     logits_bytes: int  # llama.cpp's "output buffer"
+    host_compute_bytes: int  # a GPU build's pinned host buffer (see estimate_memory)
 
     @property
     def n_layers(self) -> int:
@@ -192,7 +192,11 @@ def estimate_memory(
     feed_forward = 4 * n_ff + n_embd
     logits = n_vocab + n_embd
     per_token = mask + max(attention, feed_forward, logits) + 8
-    gpu_per_token = mask + max(attention, feed_forward) + 8
+    # A GPU build (CUDA, measured on an H200) replaces the CPU compute buffer with a
+    # pinned host one, which holds the inputs, the KQ mask and the copies between
+    # devices: within 0.5 MiB of llama.cpp's "CUDA_Host compute buffer" in every case
+    # of tests/integration/test_fit_estimate.py.
+    host_per_token = mask + 2 * n_embd
     return MemoryBreakdown(
         layer_weights=tuple(layers),
         embedding_bytes=embedding,
@@ -201,40 +205,49 @@ def estimate_memory(
         kv_per_layer=kv_per_layer,
         kv_cells=cells,
         compute_bytes=int(tokens * 4 * per_token),
-        gpu_compute_bytes=int(tokens * 4 * gpu_per_token),
         logits_bytes=n_vocab * 4 * plan.n_slots,
+        host_compute_bytes=int(tokens * 4 * host_per_token),
     )
 
 
 # --------------------------------------------------------------------------- placement
 
 
-def split_memory(mem: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
-    """(GPU bytes, RAM bytes) with the last ``gpu_layers`` layers on the GPU, and with
-    ``full`` the output layer too (llama.cpp's ``n_gpu_layers`` above the block count)."""
-    if gpu_layers == 0:
-        return 0, mem.total_bytes
-    on_gpu = mem.layer_weights[mem.n_layers - gpu_layers :]
-    gpu = sum(on_gpu) + gpu_layers * mem.kv_per_layer
+def split_memory(
+    mem: MemoryBreakdown, gpu_layers: int, full: bool, *, gpu_backend: bool
+) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) for llama.cpp's ``n_gpu_layers`` = ``gpu_layers``.
+
+    llama.cpp counts the output layer as the last layer and offloads it first: 1 puts
+    the output head on the GPU, k the head and the last k - 1 blocks, and above the
+    block count (or with ``full``, its -1) everything.
+
+    ``gpu_backend``: llama.cpp can use a GPU here. Then the compute buffer is on the GPU
+    whatever ``gpu_layers`` is, even 0 (llama.cpp runs a big batch's matrix products
+    there, the weights copied over), and RAM holds only the pinned host buffer; without
+    one, everything is in RAM (measured on CUDA: docs/benchmarks.md, "The fit estimate
+    on a CUDA build")."""
+    n = mem.n_layers
+    if gpu_layers <= 0 and not full:
+        if not gpu_backend:
+            return 0, mem.total_bytes
+        ram = mem.total_bytes - mem.compute_bytes + mem.host_compute_bytes
+        return mem.compute_bytes, ram
+    blocks = n if full or gpu_layers > n else gpu_layers - 1
+    on_gpu = mem.layer_weights[n - blocks :] if blocks else ()
+    gpu = sum(on_gpu) + blocks * mem.kv_per_layer + mem.output_bytes + mem.compute_bytes
     cpu_weights = sum(mem.layer_weights) - sum(on_gpu) + mem.embedding_bytes + mem.other_bytes
-    cpu = cpu_weights + (mem.n_layers - gpu_layers) * mem.kv_per_layer + mem.logits_bytes
-    if full:
-        gpu += mem.output_bytes + mem.compute_bytes
-        cpu += mem.compute_bytes // 8  # host-side inputs and copies only
-    else:
-        gpu += mem.gpu_compute_bytes
-        cpu += mem.output_bytes + mem.compute_bytes
-    return gpu, cpu
+    cpu = cpu_weights + (n - blocks) * mem.kv_per_layer + mem.logits_bytes
+    return gpu, cpu + mem.host_compute_bytes
 
 
-def draft_split(draft: MemoryBreakdown, gpu_layers: int, full: bool) -> tuple[int, int]:
-    """(GPU bytes, RAM bytes) of a draft model given the target's ``n_gpu_layers``: -1
-    with a ``full`` offload, so all of the draft too; else ``gpu_layers``, which covers
-    the draft's last blocks, and its output layer only when it exceeds their count."""
-    if full:
-        return split_memory(draft, draft.n_layers, True)
-    layers = min(gpu_layers, draft.n_layers)
-    return split_memory(draft, layers, layers > 0 and gpu_layers > draft.n_layers)
+def draft_split(
+    draft: MemoryBreakdown, gpu_layers: int, full: bool, *, gpu_backend: bool
+) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) of a draft model given the target's ``n_gpu_layers``,
+    which llama.cpp applies to the draft as it is: -1 (``full``) all of it, else the
+    draft's output head and its last ``gpu_layers - 1`` blocks."""
+    return split_memory(draft, gpu_layers, full, gpu_backend=gpu_backend)
 
 
 def estimate_fit(
@@ -263,9 +276,9 @@ def estimate_fit(
         return gpu <= vram and cpu <= ram
 
     def split(layers: int, full: bool, memory: MemoryBreakdown = mem) -> tuple[int, int]:
-        gpu, cpu = split_memory(memory, layers, full)
+        gpu, cpu = split_memory(memory, layers, full, gpu_backend=bool(system.gpus))
         if draft_mem is not None:
-            dgpu, dcpu = draft_split(draft_mem, layers, full)
+            dgpu, dcpu = draft_split(draft_mem, layers, full, gpu_backend=bool(system.gpus))
             gpu, cpu = gpu + dgpu, cpu + dcpu
         return gpu, cpu
 

@@ -35,7 +35,7 @@ from hearth.hub.handle import DownloadHandle, new_future
 from hearth.hub.names import local_model_path, safe_relative_path, validate_repo_id
 from hearth.hub.partfile import FileOpener, default_opener, discard_files
 from hearth.hub.progress import DownloadState, EventCallback, Throttle
-from hearth.hub.repo import GgufModel
+from hearth.hub.repo import GgufFile, GgufModel
 from hearth.hub.sidecar import dest_from_sidecar, find_sidecars, part_path, read_sidecar
 from hearth.hub.transfer import FileTransfer, RetryPolicy
 
@@ -146,16 +146,28 @@ class DownloadManager:
         return handle
 
     def add_model(
-        self, repo_id: str, model: GgufModel, *, revision: str = "main"
+        self,
+        repo_id: str,
+        model: GgufModel,
+        *,
+        revision: str = "main",
+        projector: GgufFile | None = None,
     ) -> list[DownloadHandle]:
-        """Queue every file of a model: one, or all shards of a split model in order.
-        Pass the listing's commit as ``revision`` so all shards come from one commit."""
+        """Queue every file of a model: one, or all shards of a split model in order,
+        then its vision ``projector`` unless it is on disk already (one serves every
+        quant of the repo). Pass the listing's commit as ``revision`` so all files come
+        from one commit."""
         if not model.complete:
             raise DownloadError(
                 f"{model.name} in {repo_id} is missing shards ({len(model.files)} of "
                 f"{model.shard_count} present); it cannot be loaded, so it is not downloaded."
             )
-        return [self.add(repo_id, f.path, revision=revision) for f in model.files]
+        handles = [self.add(repo_id, f.path, revision=revision) for f in model.files]
+        if projector is not None:
+            kept = local_model_path(self.models_dir, repo_id, projector.path)
+            if not kept.is_file():  # one projector serves every quant of the repo
+                handles.append(self.add(repo_id, projector.path, revision=revision))
+        return handles
 
     async def pull(self, repo_id: str, filename: str, *, revision: str = "main") -> Path:
         """Add a download and wait for its verified file."""

@@ -20,11 +20,11 @@ import errno
 import hashlib
 import logging
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from hearth.config.file_lock import try_lock
 from hearth.core.units import format_bytes
 from hearth.hub.errors import ChecksumMismatchError, DiskFullError, DownloadError
 from hearth.hub.remote import RemoteFile
@@ -69,21 +69,6 @@ def _write_all(handle: BinaryIO, data: bytes) -> None:
         if written <= 0:
             raise OSError(errno.EIO, "the file system accepted no bytes")
         view = view[written:]
-
-
-def _try_lock(handle: IO[bytes]) -> bool:
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -159,7 +144,7 @@ class PartFile:
         if self._lock is not None:
             return
         handle = open(lock_path(self.dest), "a+b")  # noqa: SIM115 - held until release()
-        if not _try_lock(handle):
+        if not try_lock(handle):
             handle.close()
             raise DownloadError(
                 f"{self.filename} is already being downloaded by another Hearth process "

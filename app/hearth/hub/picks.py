@@ -74,6 +74,7 @@ class Pick:
     downloads: int = 0
     file: str = ""  # the quant's file name when known: the fallback when the Hub won't list
     first_run: bool = False  # one of the quick start's candidates
+    vision: bool = False  # the repo has a projector: the model sees images
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def load_picks(path: Path = PICKS_FILE) -> PicksFile:
             description=str(m.get("description", "")),
             file=_known_file(m),
             first_run=bool(m.get("first_run", False)),
+            vision=bool(m.get("vision", False)),
         )
         for m in data["models"]
         if str(m["category"]) in categories
@@ -202,7 +204,9 @@ def suggestions(
 
 @dataclass(frozen=True)
 class PickFiles:
-    """What to download for a pick: one file, or every shard of a split model in order."""
+    """What to download for a pick: one file, or every shard of a split model in order,
+    then the repo's vision projector for it when it has one (``paths[0]`` is always
+    what llama.cpp opens)."""
 
     repo: str
     paths: tuple[str, ...]
@@ -244,10 +248,12 @@ def resolve_pick(pick: Pick, *, endpoint: str | None = None, token: str | None =
             f"{pick.repo} has no complete {pick.quant} GGUF file now. Open it in Discover "
             "to choose another quantization."
         )
+    projector = listing.projector_for(model)
+    extra = (projector.path,) if projector is not None else ()
     return PickFiles(
         listing.repo_id,
-        model.paths,
-        model.total_size or pick.size_bytes,
+        model.paths + extra,
+        (model.total_size or pick.size_bytes) + (projector.size or 0 if projector else 0),
         listing.commit or "main",
         listed=True,
     )

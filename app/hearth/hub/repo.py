@@ -8,9 +8,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import PurePosixPath
 
 from huggingface_hub.hf_api import RepoSibling
 
+from hearth.core.projector_pairing import is_projector, pair_projector
 from hearth.hub.client import hub_endpoint, keyring_token, make_api, sends_token, translate_hf_error
 from hearth.hub.errors import UnsafePathError
 from hearth.hub.names import (
@@ -75,8 +77,22 @@ class RepoListing:
     gated_mode: str | None
     private: bool
     last_modified: datetime | None
-    models: tuple[GgufModel, ...]
+    models: tuple[GgufModel, ...]  # projectors are not among them
     rejected: tuple[str, ...]  # file names refused as unsafe (shown, never downloaded)
+    projectors: tuple[GgufFile, ...] = ()  # ``mmproj-*.gguf``: the repo's models see images
+
+    @property
+    def vision(self) -> bool:
+        """The repo has a vision projector (Discover's "Vision" chip)."""
+        return bool(self.projectors)
+
+    def projector_for(self, model: GgufModel) -> GgufFile | None:
+        """The projector to download with ``model``: the one the Library will pair with
+        it once both are on disk (``core.projector_pairing``: its folder, a name sharing
+        its stem, F16 unless only a quantized one exists)."""
+        by_path = {PurePosixPath(f.path): f for f in self.projectors}
+        chosen = pair_projector(PurePosixPath(model.files[0].path), list(by_path))
+        return by_path[chosen] if chosen is not None else None
 
     def find(self, quant: str) -> list[GgufModel]:
         """Models whose quantization type is ``quant`` (case-insensitive)."""
@@ -159,6 +175,8 @@ def list_repo_gguf(
     except Exception as exc:
         raise translate_hf_error(exc, repo_id, has_token=sends_token(token), endpoint=base) from exc
     files, rejected = gguf_files_from_siblings(list(info.siblings or []))
+    projectors = tuple(f for f in files if is_projector(f.path))
+    files = [f for f in files if not is_projector(f.path)]
     gated = info.gated
     return RepoListing(
         repo_id=info.id,
@@ -169,4 +187,5 @@ def list_repo_gguf(
         last_modified=info.last_modified,
         models=group_gguf_files(files),
         rejected=tuple(rejected),
+        projectors=projectors,
     )

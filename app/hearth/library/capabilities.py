@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from hearth.core.model_traits import model_traits
 from hearth.library.gguf_metadata import GgufMetadata
@@ -29,9 +30,12 @@ class Capability:
     tooltip: str
 
 
-def model_capabilities(meta: GgufMetadata | None, kind: str = "model") -> tuple[Capability, ...]:
+def model_capabilities(
+    meta: GgufMetadata | None, kind: str = "model", projector: Path | None = None
+) -> tuple[Capability, ...]:
     """The capabilities of the model (``kind``: its ``general.type``) that ``meta``
-    describes; none for a file without a header or an adapter."""
+    describes; none for a file without a header or an adapter. ``projector``: the
+    vision projector paired with it (``LocalModel.projector``), which makes it see."""
     if meta is None:
         return ()
     if kind == "mmproj":
@@ -60,4 +64,8 @@ def model_capabilities(meta: GgufMetadata | None, kind: str = "model") -> tuple[
             found.append(Capability("embedding", "Embedding",
                                     "An embedding model: /v1/embeddings and /api/embed, "
                                     "no chat."))  # fmt: skip
+    if projector is not None:
+        found.append(Capability("vision", "Vision",
+                                f"Sees images: paired with the projector {projector.name} "
+                                "in its folder, loaded with it."))  # fmt: skip
     return tuple(found)

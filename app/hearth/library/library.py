@@ -27,6 +27,7 @@ from hearth.library.index_store import (
     load_index,
     save_index,
 )
+from hearth.library.projectors import projector_beside
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class LocalModel:
     metadata: GgufMetadata | None
     error: str | None = None  # why the file is unusable, when it is
     origin: str | None = None  # app it was imported from: "ollama", "lmstudio", ...
+    projector: Path | None = None  # the vision projector beside it (core.projector_pairing)
 
     @property
     def path(self) -> Path:
@@ -61,6 +63,14 @@ class LocalModel:
         """``general.type``: "model", "adapter", "mmproj" (vision projector)..."""
         value = self.metadata.kv.get("general.type") if self.metadata else None
         return value if isinstance(value, str) else "model"
+
+
+def _paired(model: LocalModel) -> LocalModel:
+    """``model`` with the projector in its folder that pairs with it, if there is one."""
+    if not model.ok or model.kind != "model":
+        return model
+    found = projector_beside(model.path)
+    return replace(model, projector=found) if found is not None else model
 
 
 def _key(path: Path) -> str:
@@ -159,7 +169,7 @@ class Library:
             for group in self._scan(root):
                 rel = (group.first.parent.relative_to(root) / group.name).as_posix()
                 add(self._describe(f"{root.name}/{rel}", group, ModelSource.FOLDER))
-        return found
+        return [_paired(m) for m in found]
 
     def get(self, ref: str) -> LocalModel | None:
         """Find a model by id (with or without .gguf), display name, file name or path."""

@@ -8,24 +8,17 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from hearth.core.model_info import ModelInfo
-from hearth.engine.engine import Engine
+from hearth.engine.prompt_cache import PromptCacheStatus
 from hearth.engine.scheduler_status import SchedulerStatus
 from hearth.server.model_manager import ModelManager
 from hearth.server.model_state import LifecycleState
 from hearth.server.request_log import RequestLog, RequestLogEntry, RequestLogResponse
+from hearth.server.residency_format import devices_json, limits_json, resident_json
 
 
 def backend_json(info: ModelInfo) -> dict[str, Any]:
     """Where the model actually runs: devices and how many layers are offloaded."""
-    return {
-        "gpu_layers": info.gpu_layers,
-        "n_layer": info.n_layer,
-        "devices": [
-            {"name": d.name, "description": d.description, "type": d.kind,
-             "memory_free": d.memory_free, "memory_total": d.memory_total}
-            for d in info.devices
-        ],
-    }  # fmt: skip
+    return {"gpu_layers": info.gpu_layers, "n_layer": info.n_layer, "devices": devices_json(info)}
 
 
 def speculative_json(status: SchedulerStatus | None) -> dict[str, Any]:
@@ -40,9 +33,19 @@ def speculative_json(status: SchedulerStatus | None) -> dict[str, Any]:
     }
 
 
-def admin_router(
-    engine: Engine, models: ModelManager, request_log: RequestLog | None = None
-) -> APIRouter:
+def prompt_cache_json(status: PromptCacheStatus | None) -> dict[str, Any] | None:
+    """The loaded model's prompt cache on disk; None when it has none."""
+    if status is None:
+        return None
+    return {
+        "folder": str(status.folder),
+        "size_bytes": status.size_bytes,
+        "budget_bytes": status.budget,
+        "saving": status.saving,
+    }
+
+
+def admin_router(models: ModelManager, request_log: RequestLog | None = None) -> APIRouter:
     router = APIRouter()
 
     @router.get("/health")
@@ -69,8 +72,14 @@ def admin_router(
 
     @router.get("/hearth/v1/status")
     async def status() -> dict[str, Any]:
-        info = engine.info
-        scheduler = engine.status()
+        """The lifecycle, every loaded model (``models``, least recently used first) and
+        the limits they share; the single-model fields (``model``, ``slots`` ...) are the
+        most recently used model's, as before several could be loaded."""
+        latest = models.residency.find(None)
+        engine = latest.engine if latest is not None else None
+        info = latest.info if latest is not None else None
+        scheduler = engine.status() if engine is not None else None
+        residents = models.residents()
         return {
             "state": models.state.state.value,
             "load_id": models.state.load_id,
@@ -84,13 +93,19 @@ def admin_router(
             "decode_tokens_per_s": round(scheduler.decode_tokens_per_s, 2) if scheduler else 0.0,
             "speculative": speculative_json(scheduler),
             "backend": backend_json(info) if info else None,
+            "prompt_cache": prompt_cache_json(engine.prompt_cache_status() if engine else None),
+            "models": [resident_json(r) for r in residents],
+            "limits": limits_json(models.residency.limits),
+            "memory_used_bytes": sum(r.memory_bytes for r in residents),
+            "load_queue": models.waiting_loads,
         }
 
     @router.get("/hearth/v1/requests", response_model=RequestLogResponse)
     async def requests(limit: int = 50) -> RequestLogResponse:
         """The live request log: recent HTTP requests with their status, newest first;
         generations carry their tokens, TTFT and tok/s."""
-        model = engine.info.id if engine.info else None
+        latest = models.residency.find(None)
+        model = latest.info.id if latest is not None else None
         entries = request_log.recent(max(1, min(limit, 200))) if request_log else []
         return RequestLogResponse(model=model, requests=[RequestLogEntry.of(e) for e in entries])
 

@@ -34,10 +34,10 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 def anthropic_router(pipeline: Pipeline) -> APIRouter:
     router = APIRouter()
-    engine, models = pipeline.engine, pipeline.models
+    models = pipeline.models
 
     @router.post("/v1/messages", response_model=None, openapi_extra=json_body(MessagesRequest))
-    @in_flight(models, engine)
+    @in_flight(models)
     async def messages(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, MessagesRequest)
         prompt = _prompt(body)

@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
+from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.sampling import SamplingParams
+from hearth.server import image_input
 from hearth.server.openai_schemas import MAX_MESSAGES, MAX_STOP_STRINGS
 
 
@@ -22,6 +24,24 @@ class _Lenient(BaseModel):
     """Unknown fields (cache_control, metadata, citations...) are ignored."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+class ImageSourceIn(_Lenient):
+    type: str
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+
+    def image(self, where: str) -> ImageInput:
+        if self.type == "base64":
+            return image_input.from_base64(self.data or "", where)
+        if self.type == "url":
+            return image_input.from_url(self.url or "", where)
+        raise InvalidRequestError(
+            f"Image sources of type {self.type!r} are not supported: send the image as "
+            "base64.",
+            param=where,
+        )
 
 
 class Block(_Lenient):
@@ -36,6 +56,7 @@ class Block(_Lenient):
     content: str | list[Block] | None = None
     is_error: bool = False
     thinking: str | None = None
+    source: ImageSourceIn | None = None
 
 
 class ThinkingIn(_Lenient):
@@ -82,6 +103,7 @@ class CountTokensRequest(_Lenient):
         out = [ChatMessage("system", system)] if system else []
         for index, message in enumerate(self.messages):
             out.extend(_turn(message, index))
+        image_input.check_request(image for message in out for image in message.images)
         return out
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -119,21 +141,31 @@ def _system_text(system: str | list[Block] | None) -> str:
     return "\n\n".join(_text_of(block, "system") for block in system)
 
 
-def _text_of(block: Block, where: str) -> str:
+def _text_of(block: Block, where: str, images: list[ImageInput] | None = None) -> str:
+    """A block's text; an image block (where ``images`` gathers them) leaves its marker."""
     if block.type == "text":
         return block.text or ""
-    if block.type in ("image", "document"):
+    if block.type == "image" and images is not None:
+        if block.source is None:
+            raise InvalidRequestError("An image block needs a 'source'.", param=where)
+        images.append(block.source.image(where))
+        return IMAGE_MARKER
+    if block.type == "image":
+        raise InvalidRequestError("Image blocks are not accepted here.", param=where)
+    if block.type == "document":
         raise InvalidRequestError(
-            f"This model reads text only: {block.type} blocks are not supported.", param=where
+            "Document blocks are not supported: send the document's text.", param=where
         )
     raise InvalidRequestError(f"Unsupported content block type {block.type!r}.", param=where)
 
 
-def _tool_result_text(block: Block, where: str) -> str:
+def _tool_result(block: Block, where: str) -> ChatMessage:
     content = block.content
     if content is None or isinstance(content, str):
-        return content or ""
-    return "\n".join(_text_of(part, where) for part in content)
+        return ChatMessage("tool", content or "", tool_call_id=block.tool_use_id)
+    images: list[ImageInput] = []
+    text = "\n".join(_text_of(part, where, images) for part in content)
+    return ChatMessage("tool", text, tool_call_id=block.tool_use_id, images=tuple(images))
 
 
 def _turn(message: MessageIn, index: int) -> list[ChatMessage]:
@@ -145,23 +177,29 @@ def _turn(message: MessageIn, index: int) -> list[ChatMessage]:
     thoughts: list[str] = []
     calls: list[ToolCall] = []
     results: list[ChatMessage] = []
-    for block in message.content:
+    images: list[ImageInput] = []
+    for number, block in enumerate(message.content):
         if block.type == "tool_use" and message.role == "assistant":
             call_id, name = block.id or f"toolu_{index}_{len(calls)}", block.name or ""
             calls.append(ToolCall(call_id, name, json.dumps(block.input or {})))
         elif block.type == "tool_result" and message.role == "user":
-            text = _tool_result_text(block, where)
-            results.append(ChatMessage("tool", text, tool_call_id=block.tool_use_id))
+            results.append(_tool_result(block, f"{where}.{number}"))
         elif block.type == "thinking" and message.role == "assistant":
             thoughts.append(block.thinking or "")  # handed back as reasoning_content
         elif block.type in ("thinking", "redacted_thinking"):
             continue  # encrypted reasoning means nothing to a local model
         else:
-            texts.append(_text_of(block, where))
+            texts.append(_text_of(block, f"{where}.{number}", images))
     text = "".join(texts)
     if message.role == "system":
-        return [ChatMessage("system", text)]
+        return [ChatMessage("system", text, images=tuple(images))]
     if message.role == "assistant":
         reasoning = "".join(thoughts)
-        return [ChatMessage("assistant", text, tool_calls=tuple(calls), reasoning=reasoning)]
-    return results + ([ChatMessage("user", text)] if text or not results else [])
+        return [
+            ChatMessage(
+                "assistant", text, tool_calls=tuple(calls), reasoning=reasoning,
+                images=tuple(images),
+            )
+        ]
+    user = [ChatMessage("user", text, images=tuple(images))] if text or not results else []
+    return results + user

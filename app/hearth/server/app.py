@@ -40,7 +40,6 @@ from hearth.server.security import AccessControl, AccessMiddleware, AccessPolicy
 
 
 def create_app(
-    engine: Engine,
     policy: AccessPolicy,
     *,
     models: ModelManager | None = None,
@@ -48,7 +47,7 @@ def create_app(
     access_for: AccessFactory | None = None,
     key_source: KeySource | None = None,
 ) -> FastAPI:
-    manager = models or ModelManager(engine, catalog=None, base_config=LoadConfig(Path()))
+    manager = models or ModelManager(Engine, catalog=None, base_config=LoadConfig(Path()))
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -82,8 +81,8 @@ def create_app(
     install_openapi(app)
     request_log = RequestLog()
     remote = RemoteEngines(EngineRegistry(), observer=request_log.note_generation)
-    pipeline = Pipeline(engine, manager, observer=request_log.note_generation, remote=remote)
-    app.include_router(admin_router(engine, manager, request_log))
+    pipeline = Pipeline(manager, observer=request_log.note_generation, remote=remote)
+    app.include_router(admin_router(manager, request_log))
     app.include_router(openai_router(pipeline))
     app.include_router(ollama_router(pipeline))
     app.include_router(anthropic_router(pipeline))

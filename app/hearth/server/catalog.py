@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hearth.core.model_info import ModelInfo
+from hearth.library.projectors import projector_beside
 
 _CATALOG_CACHE_S = 5.0
 
@@ -22,6 +23,7 @@ class CatalogEntry:
     quantization: str | None
     architecture: str | None
     created: int
+    projector: Path | None = None  # the vision projector beside it, loaded with it
 
 
 class ModelCatalog(Protocol):
@@ -56,6 +58,7 @@ class LibraryCatalog:
                     quantization=meta.quantization if meta else None,
                     architecture=meta.architecture if meta else None,
                     created=int(model.path.stat().st_mtime) if model.path.exists() else 0,
+                    projector=projector_beside(model.path),
                 )
             )
         self._cached = (now, result)
@@ -82,3 +85,17 @@ def path_matches(path: Path, requested: str) -> bool:
     """The same names as :func:`model_matches`, for a model known only by its file."""
     name = requested.removesuffix(":latest")
     return name in (path.stem, path.name, str(path))
+
+
+def not_found_message(
+    requested: str, catalog: ModelCatalog | None, loaded: ModelInfo | None
+) -> str:
+    """Why ``requested`` can't be served, with the names that can (the loaded model first)."""
+    available = [e.id for e in catalog.entries()] if catalog is not None else []
+    if loaded is not None and loaded.id not in available:
+        available.insert(0, loaded.id)
+    names = ", ".join(f"'{n}'" for n in available[:10]) or "none"
+    return (
+        f"The model '{requested}' is not loaded and not in the library. "
+        f"Available: {names}. See GET /v1/models."
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -10,7 +9,6 @@ from typing import TypeVar
 
 from fastapi import Request
 
-from hearth.engine.engine import Engine
 from hearth.server import request_ids
 from hearth.server.model_manager import ModelManager
 
@@ -20,18 +18,16 @@ R = TypeVar("R")
 
 
 def in_flight(
-    models: ModelManager, engine: Engine | None = None
+    models: ModelManager,
 ) -> Callable[[Callable[[Request], Awaitable[R]]], Callable[[Request], Awaitable[R]]]:
-    """Decorate a route that uses the model, for its whole run: the idle timer never
-    unloads the model under it, and with ``engine`` (generation routes) the scheduler
-    knows the request (by its id) is coming before it is queued."""
+    """Decorate a route that uses a model, for its whole run: the model it resolves (by
+    the request's id) is never evicted nor unloaded for idleness under it, and its
+    scheduler knows the request is coming from then until it is queued."""
 
     def decorate(handler: Callable[[Request], Awaitable[R]]) -> Callable[[Request], Awaitable[R]]:
         @functools.wraps(handler)
         async def tracked(request: Request) -> R:
-            request_id = request_ids.assign(request.scope)
-            arriving = engine.incoming(request_id) if engine else contextlib.nullcontext()
-            with models.in_use(), arriving:
+            with models.request(request_ids.assign(request.scope)):
                 return await handler(request)
 
         return tracked

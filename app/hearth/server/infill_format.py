@@ -76,6 +76,7 @@ def timings_json(finished: Finished, predicted: int) -> dict[str, float]:
     predicted_ms = t.decode_ms if t else 0.0
     return {
         "cache_n": usage.cached_tokens,
+        "cache_disk_n": t.cache_disk_tokens if t else 0,  # of cache_n, read from disk
         "prompt_n": prompt_n,
         "prompt_ms": prompt_ms,
         "prompt_per_token_ms": prompt_ms / prompt_n if prompt_n else 0.0,

@@ -66,11 +66,12 @@ class LlamaErrorRoute(APIRoute):
 
 def infill_router(pipeline: Pipeline) -> APIRouter:
     router = APIRouter(route_class=LlamaErrorRoute)
-    engine, models = pipeline.engine, pipeline.models
+    models = pipeline.models
 
     async def infill(request: Request) -> Response:
         body = await parse_body(request, InfillRequest)
-        info = await pipeline.resolve(body.model)
+        resident = await models.use(body.model, request_id=request_id(request), generate=True)
+        info, engine = resident.info, resident.engine
         layout = engine.fim_layout()
         if layout is None:
             raise ApiError(501, NO_FIM_MESSAGE, type_="not_supported_error")
@@ -107,7 +108,7 @@ def infill_router(pipeline: Pipeline) -> APIRouter:
     for path in ("/infill", "/v1/infill"):
         router.add_api_route(
             path,
-            in_flight(models, engine)(infill),
+            in_flight(models)(infill),
             methods=["POST"],
             response_model=None,
             openapi_extra=json_body(InfillRequest),

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hearth.core.errors import InvalidRequestError
 from hearth.core.model_info import LoadConfig
+from hearth.engine.engine import model_id_for
 from hearth.server.errors import ApiError
-from hearth.server.model_manager import ModelManager, state_changes
+from hearth.server.model_manager import ModelManager
 from hearth.server.model_state import ModelState
 from hearth.server.openai_format import sse
 from hearth.server.openapi import json_body
@@ -28,6 +29,14 @@ _SETTABLE = frozenset(f.name for f in dataclasses.fields(LoadConfig)) - {"model_
 _LOAD_CONFIG = TypeAdapter(LoadConfig)
 
 
+class UnloadRequest(BaseModel):
+    """``{}`` unloads every model; ``{"model": NAME}`` only that one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, description="a loaded model's name")
+
+
 class LoadRequest(BaseModel):
     """``{"model": NAME, ...}`` plus any of LoadConfig's settings by its field names
     (``n_ctx``, ``n_gpu_layers``, ``cache_type_k`` ...): the settings are LoadConfig's
@@ -37,6 +46,10 @@ class LoadRequest(BaseModel):
 
     model: str = Field(
         min_length=1, description="a library model's name, as GET /v1/models lists it"
+    )
+    replace: bool = Field(
+        default=False,
+        description="unload the other loaded models first (default: load alongside them)",
     )
 
     def changes(self) -> dict[str, Any]:
@@ -75,6 +88,16 @@ def state_json(state: ModelState) -> dict[str, Any]:
     }
 
 
+async def state_changes(manager: ModelManager, follow: bool) -> AsyncIterator[ModelState]:
+    """Each lifecycle state from now on; without ``follow``, until one settles."""
+    with manager.subscribe() as queue:
+        while True:
+            state = await queue.get()
+            yield state
+            if not follow and state.settled:
+                return
+
+
 def load_router(models: ModelManager) -> APIRouter:
     router = APIRouter(prefix="/hearth/v1")
 
@@ -82,17 +105,29 @@ def load_router(models: ModelManager) -> APIRouter:
     async def load(request: Request) -> dict[str, Any]:
         body = await parse_body(request, LoadRequest)
         config = checked(models.config_for(body.model, **body.changes()))
-        if models.busy:
-            raise ApiError(409, "A model is already loading; cancel it or wait.", code="busy")
-        return state_json(models.start_load(config))
+        running = models.load_in_flight()
+        if running == config:  # asked twice: the same load, already on its way
+            return state_json(models.state)
+        if running is not None:
+            loading = model_id_for(running.model_path)
+            raise ApiError(
+                409,
+                f"'{loading}' is loading now; cancel it (POST /hearth/v1/load/cancel) or "
+                f"wait until it is done, then load '{body.model}'.",
+                code="busy",
+            )
+        return state_json(models.start_load(config, replace=body.replace))
 
     @router.post("/load/cancel")
     async def cancel() -> dict[str, Any]:
         return {"cancelled": models.cancel_load()}
 
-    @router.post("/unload")
-    async def unload() -> dict[str, Any]:
-        await models.unload()
+    @router.post("/unload", openapi_extra=json_body(UnloadRequest))
+    async def unload(request: Request) -> dict[str, Any]:
+        body = UnloadRequest()
+        if request.headers.get("content-length", "0") != "0":  # no body (as before): all
+            body = await parse_body(request, UnloadRequest)
+        await models.unload(body.model)
         return state_json(models.state)
 
     @router.get("/events")

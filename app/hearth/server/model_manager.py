@@ -1,15 +1,19 @@
-"""The one owner of the model's lifecycle: load, unload, switch, just in time, TTL and
-``keep_alive``.
+"""The one owner of the models' lifecycle: load, unload, just in time, eviction, TTL and
+``keep_alive``, for every model loaded in this worker at once.
 
-Every change of the loaded model goes through :class:`ModelManager`: the start-up load,
-``POST /hearth/v1/load``, a request that names another library model (as in LM Studio
-and Ollama), an idle unload, ``keep_alive``. One ``asyncio.Lock`` serializes them, so two
-loads can never overlap, and one state machine (:mod:`hearth.server.model_state`) says
-where it stands; changes are pushed to waiters, never polled.
+Every change goes through :class:`ModelManager`: the start-up load, ``POST
+/hearth/v1/load``, a request that names a library model not loaded yet (as in LM Studio
+and Ollama), an eviction, an idle unload, ``keep_alive``. One ``asyncio.Lock``
+serializes the changes, so two loads never overlap; requests to models already loaded
+never wait for it. The loaded models themselves, and the choice of which idle one makes
+room, are the :class:`~hearth.server.residency.Residency`'s; a load that only busy
+models stand in the way of waits in the bounded :class:`LoadQueue`. One state machine
+(:mod:`hearth.server.model_state`) says what the last change did; changes are pushed to
+waiters, never polled.
 
-A failed load leaves nothing loaded and never changes the configuration the next load
-starts from: that is the last one that worked. Requests still running on a model that is
-swapped out or unloaded end with an error that says so.
+A failed load leaves the other models as they were and never changes the settings the
+next load of that model starts from: those of its last load that worked. Requests still
+running on a model that is replaced or unloaded end with an error that says so.
 """
 
 from __future__ import annotations
@@ -18,199 +22,241 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hearth.core.errors import (
-    HearthError,
-    LoadCancelledError,
-    ModelNotFoundError,
-    ModelNotLoadedError,
-)
+from hearth.core.errors import HearthError, ModelNotFoundError, ModelNotLoadedError
 from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.core.residency import (
+    DEFAULT_JIT_TTL_S,
+    DEFAULT_LOAD_QUEUE_SIZE,
+    DEFAULT_LOAD_QUEUE_TIMEOUT_S,
+    DEFAULT_MAX_MODELS,
+    LoadedModel,
+    ResidencyLimits,
+)
 from hearth.engine.engine import Engine, model_id_for
 from hearth.server.catalog import (
     CatalogEntry,
-    LibraryCatalog,
     ModelCatalog,
     model_matches,
+    not_found_message,
     path_matches,
 )
-from hearth.server.idle_unload import IdleClock
-from hearth.server.model_state import LifecycleState, ModelState, StateBroadcast
-
-__all__ = [
-    "CatalogEntry",
-    "LibraryCatalog",
-    "ModelCatalog",
-    "ModelManager",
-    "model_matches",
-]
+from hearth.server.idle_unload import run_timer
+from hearth.server.load_queue import LoadQueue
+from hearth.server.model_loader import ModelLoader
+from hearth.server.model_state import LifecycleState, ModelState
+from hearth.server.residency import Residency, Resident, using
 
 log = logging.getLogger(__name__)
 
-_PROGRESS_STEP = 0.01
+DEFAULT_LIMITS = ResidencyLimits(DEFAULT_MAX_MODELS, 1 << 62)
+"""Three models, memory unbounded: in-process use; the server passes its own limits."""
 
 
 class ModelManager:
     def __init__(
         self,
-        engine: Engine,
+        new_engine: Callable[[], Engine],
         *,
         catalog: ModelCatalog | None,
         base_config: LoadConfig,
         ttl_s: float | None = None,
+        jit_ttl_s: float | None = DEFAULT_JIT_TTL_S,
         jit: bool = True,
         initial: bool = False,
         on_initial_failure: Callable[[HearthError], None] | None = None,
+        limits: ResidencyLimits = DEFAULT_LIMITS,
+        queue_timeout_s: float = DEFAULT_LOAD_QUEUE_TIMEOUT_S,
+        queue_size: int = DEFAULT_LOAD_QUEUE_SIZE,
     ) -> None:
-        self.engine = engine
         self.catalog = catalog
+        self.residency = Residency(limits)
         self._base = base_config
         self._jit = jit
         self._initial = base_config if initial else None
-        self._on_initial_failure = on_initial_failure
-        self._idle = IdleClock(ttl_s)  # when an idle model is unloaded (TTL, keep_alive)
+        self._queue = LoadQueue(max_waiting=queue_size, timeout_s=queue_timeout_s)
+        self._loader = ModelLoader(
+            new_engine, self.residency, ttl_s=ttl_s, jit_ttl_s=jit_ttl_s,
+            on_initial_failure=on_initial_failure,
+        )  # fmt: skip
         self._lock = asyncio.Lock()
-        self._broadcast = StateBroadcast()
-        self._cancel = threading.Event()
-        self._last_good: LoadConfig | None = None
-        self._attempts = 0
-        self._finished = 0  # loads that ended, well or not
-        self._loads = 0
-        self._failures: dict[Path, tuple[int, HearthError]] = {}
+        self._requests: dict[str, contextlib.ExitStack] = {}
         self._background: set[asyncio.Task[object]] = set()
         # A load announced but not begun: whoever takes the lock first (the background
         # task, or a request that arrived before it) performs it.
         self._pending: LoadConfig | None = None
+        self._replace = False  # the announced load unloads the other models first
         if self._initial is not None:  # /health says "loading" from the first request on
             self._pending = self._initial
-            self._publish(LifecycleState.LOADING, model_id=model_id_for(base_config.model_path))
+            self._loader.announce(self._initial)
 
     # ------------------------------------------------------------------ state
     @property
     def state(self) -> ModelState:
-        return self._broadcast.state
+        return self._loader.broadcast.state
 
-    @property
-    def busy(self) -> bool:
-        """A load, switch or unload is running (or waiting to run)."""
-        return self._lock.locked()
+    def load_in_flight(self) -> LoadConfig | None:
+        """The load running or announced now, if any. An unload alone is none: a load
+        that arrives during one waits for it (as Ollama queues it), never refused."""
+        return self._loader.loading or self._pending
 
     def subscribe(self) -> contextlib.AbstractContextManager[asyncio.Queue[ModelState]]:
         """Every later state change, starting with the current state."""
-        return self._broadcast.subscribe()
+        return self._loader.broadcast.subscribe()
 
-    def _publish(
-        self,
-        state: LifecycleState,
-        *,
-        model_id: str | None = None,
-        progress: float = 0.0,
-        error: str | None = None,
-    ) -> None:
-        self._broadcast.publish(ModelState(state, progress, model_id, error, self._loads))
-        self._idle.wake.set()
+    def loaded(self) -> list[LoadedModel]:
+        """Every loaded model, least recently used first."""
+        return self.residency.describe()
+
+    def residents(self) -> list[Resident]:
+        """Every loaded model, least recently used first."""
+        return list(self.residency)
+
+    @property
+    def waiting_loads(self) -> int:
+        """Loads waiting for memory held by busy models."""
+        return self._queue.waiting
+
+    def _changed(self) -> None:
+        """A model was loaded, unloaded or finished a request: timers and waits look."""
+        self._loader.wake.set()
+        self._queue.changed.set()
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
         """The manager's own work for the server's lifetime: the start-up load, then
-        unloading the model once it has been idle for its session time."""
+        unloading each model once it has been idle for its session time."""
         if self._initial is not None:
             await self._load_pending(self._initial)
-        await self._idle.run(
-            loaded=lambda: self.engine.info is not None,
+        await run_timer(
+            self._loader.wake,
+            lambda: min((e for r in self.residency if (e := r.clock.expiry(True)) is not None),
+                        default=None),
             changing=self._lock.locked,
-            unload_if_idle=self._unload_if_idle,
-        )
+            unload_due=self._unload_due,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ requests
-    def touch(self) -> None:
-        self._idle.touch()
+    @contextlib.contextmanager
+    def request(self, request_id: str) -> Iterator[None]:
+        """Wrap a route's handler: the model it resolves is counted as in use (never
+        evicted nor expired under it) until the handler returns."""
+        stack = self._requests[request_id] = contextlib.ExitStack()
+        try:
+            yield
+        finally:
+            self._requests.pop(request_id, None)
+            stack.close()
+            self._changed()
 
-    def in_use(self) -> contextlib.AbstractContextManager[None]:
-        """Count a request that uses the model; an idle unload waits for none to remain."""
-        return self._idle.in_use()
+    async def use(
+        self,
+        requested: str | None,
+        *,
+        keep_alive: float | None = None,
+        request_id: str | None = None,
+        generate: bool = False,
+    ) -> Resident:
+        """The loaded model to serve ``requested`` with, loading it first when needed.
 
-    async def resolve(self, requested: str | None, *, keep_alive: float | None = None) -> ModelInfo:
-        """The model to serve ``requested`` with, loading it first when needed.
-
-        ``keep_alive`` (Ollama's, in seconds) is how long the model stays loaded after
+        ``keep_alive`` (Ollama's, in seconds) is how long this model stays loaded after
         this request: 0 unloads it once idle, a negative value keeps it. It applies to
-        this request only; a request without it restores the server's own TTL.
+        this request only; a request without it restores the model's own TTL.
+        ``request_id``: the request (see :meth:`request`) it is used by; ``generate``:
+        it will queue a generation, which the model's scheduler is told is coming.
         """
-        self._idle.keep_alive(keep_alive)
-        info = self.engine.info
-        if info is not None and not self._lock.locked() and _serves(info, requested):
-            return info
-        seen = self._finished
+        resident = self.residency.find(requested)
+        if resident is None:
+            model_id = model_id_for(Path(requested)) if requested else "the model"
+            resident = await self._queue.run(
+                lambda: self._load_for(requested), model_id=model_id,
+                blocked_by=lambda: [r.info.id for r in self.residency.blockers()],
+            )  # fmt: skip
+        # No await since it was found or loaded: nothing could evict it in between.
+        stack = self._requests.get(request_id) if request_id else None
+        if stack is not None:
+            stack.enter_context(using(resident, request_id if generate else None))
+        resident.clock.keep_alive(keep_alive)
+        return resident
+
+    async def resolve(
+        self, requested: str | None, *, keep_alive: float | None = None,
+        request_id: str | None = None,
+    ) -> ModelInfo:  # fmt: skip
+        return (await self.use(requested, keep_alive=keep_alive, request_id=request_id)).info
+
+    async def _load_for(self, requested: str | None) -> Resident | None:
+        """One attempt at a just-in-time load (None: busy models hold its memory)."""
+        seen = self._loader.finished
         try:
             async with self._lock:
-                info = self.engine.info
-                if info is not None and _serves(info, requested):
-                    return info
+                found = self.residency.find(requested)
+                if found is not None:
+                    return found
                 config = self._target(requested)
-                failure = self._failures.get(Path(config.model_path))
-                if failure is not None and failure[0] > seen:
-                    raise failure[1]  # it failed while this request waited: don't retry
-                log.info("loading %s on demand", config.model_path)
-                return await self._load_locked(config)
+                failure = self._loader.failure(config, since=seen)
+                if failure is not None:
+                    raise failure  # it failed while this request waited: don't retry
+                pinned = config is self._pending
+                return await self._perform(config, pinned=pinned, replace=False)
         finally:
-            self._idle.wake.set()  # the idle timer skips its turn while the lock is held
+            self._changed()  # the idle timer skips its turn while the lock is held
 
     def _target(self, requested: str | None) -> LoadConfig:
         pending = self._pending
         if pending is not None and (not requested or path_matches(pending.model_path, requested)):
             return pending
-        last = self._last_good
-        if not requested or self._known_path(requested) is not None:
-            if last is None:
-                raise ModelNotLoadedError(self._not_loaded_message())
-            # Unloaded after its time-to-live, after a failed switch, or switched away:
-            # the file asked for, with the settings of the last load that worked.
-            return dataclasses.replace(
-                last, model_path=self._known_path(requested) or last.model_path
-            )
+        known = self._loader.known(requested) if requested else self._loader.last_good
+        if known is not None:  # loaded before (then unloaded): with its own settings
+            return known
+        if not requested:
+            raise ModelNotLoadedError(self._not_loaded_message())
         entry = self.catalog.find(requested) if self.catalog is not None and self._jit else None
         if entry is None:
-            raise ModelNotFoundError(self._not_found_message(requested))
-        return dataclasses.replace(last or self._base, model_path=entry.path)
+            raise ModelNotFoundError(not_found_message(requested, self.catalog, self._latest()))
+        return dataclasses.replace(
+            self._settings_base(), model_path=entry.path, mmproj_path=entry.projector
+        )
 
-    def _known_path(self, requested: str | None) -> Path | None:
-        """The file of a model this server has loaded or was started with, by name."""
-        for known in (self._last_good, self._initial):
-            if requested and known is not None and path_matches(known.model_path, requested):
-                return Path(known.model_path)
-        return None
+    def _settings_base(self) -> LoadConfig:
+        return self._loader.last_good or self._initial or self._base
 
-    def lookup(self, requested: str) -> ModelInfo | CatalogEntry:
+    def _latest(self) -> ModelInfo | None:
+        resident = self.residency.find(None)
+        return resident.info if resident is not None else None
+
+    def lookup(self, requested: str) -> Resident | CatalogEntry:
         """Describe a model without loading it."""
-        info = self.engine.info
-        if info is not None and model_matches(info, requested):
-            return info
+        resident = self.residency.find(requested)
+        if resident is not None:
+            return resident
         entry = self.catalog.find(requested) if self.catalog is not None else None
         if entry is None:
-            raise ModelNotFoundError(self._not_found_message(requested))
+            raise ModelNotFoundError(not_found_message(requested, self.catalog, self._latest()))
         return entry
 
     def available(self) -> list[CatalogEntry]:
-        """Library models other than the loaded one (which ModelInfo describes)."""
+        """Library models other than the loaded ones (which ModelInfo describes)."""
         entries = self.catalog.entries() if self.catalog is not None else []
-        info = self.engine.info
-        return [e for e in entries if info is None or e.path != info.path]
+        loaded = {r.info.path for r in self.residency}
+        return [e for e in entries if e.path not in loaded]
 
     # ------------------------------------------------------------------ admin
     def config_for(self, requested: str, **changes: object) -> LoadConfig:
-        """The load an admin asked for: a library model (or the one this server was
-        started with) by name, with the given settings over the last good ones.
+        """The load an admin asked for: a library model (or one this server was started
+        with) by name, with the given settings over that model's last good ones.
 
         Paths outside the library are refused with the same message whether or not
         the file exists, so the route is no oracle for the worker's disk.
         """
-        path = self._known_path(requested)
-        if path is None:
+        known = self._loader.known(requested)
+        initial = self._initial
+        if known is None and initial is not None and path_matches(initial.model_path, requested):
+            known = initial
+        if known is None:
             entry = self.catalog.find(requested) if self.catalog is not None else None
             if entry is None:
                 raise ModelNotFoundError(
@@ -218,15 +264,17 @@ class ModelManager:
                     "library first (hearth import PATH, or the app's Library page), then "
                     "load it by name; GET /v1/models lists the names."
                 )
-            path = entry.path
-        base = self._last_good or self._initial or self._base
-        return dataclasses.replace(base, model_path=path, **changes)  # type: ignore[arg-type]
+            known = dataclasses.replace(
+                self._settings_base(), model_path=entry.path, mmproj_path=entry.projector
+            )
+        return dataclasses.replace(known, **changes)  # type: ignore[arg-type]
 
-    def start_load(self, config: LoadConfig) -> ModelState:
-        """Begin a load in the background and say so at once (``POST /hearth/v1/load``);
-        its progress and outcome reach subscribers."""
-        self._pending = config
-        self._publish(LifecycleState.LOADING, model_id=model_id_for(config.model_path))
+    def start_load(self, config: LoadConfig, *, replace: bool = False) -> ModelState:
+        """Begin a user's load in the background and say so at once (``POST
+        /hearth/v1/load``); its progress and outcome reach subscribers. ``replace``
+        unloads the other models first; otherwise it loads alongside them."""
+        self._pending, self._replace = config, replace
+        self._loader.announce(config)
         task: asyncio.Task[object] = asyncio.create_task(self._load_pending(config))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -234,125 +282,106 @@ class ModelManager:
 
     async def _load_pending(self, config: LoadConfig) -> None:
         """Perform an announced load, unless a request already did (or tried) it."""
-        async with self._lock:
-            if self._pending is not config:
-                return
-            with contextlib.suppress(HearthError):  # logged, and published as the state
-                await self._load_locked(config)
+        with contextlib.suppress(HearthError):  # logged, and published as the state
+            await self._load_user(config, replace=self._replace, announced=True)
 
-    async def load(self, config: LoadConfig) -> ModelInfo:
-        """Load ``config`` (after any lifecycle change already running), replacing the
-        loaded model."""
-        async with self._lock:
-            return await self._load_locked(config)
+    async def load(self, config: LoadConfig, *, replace: bool = False) -> ModelInfo:
+        """Load ``config`` as a user's (pinned) model, after any change already running:
+        alongside the others, or with ``replace`` instead of them."""
+        resident = await self._load_user(config, replace=replace, announced=False)
+        if resident is None:
+            raise ModelNotLoadedError(self._not_loaded_message())
+        return resident.info
+
+    async def _load_user(
+        self, config: LoadConfig, *, replace: bool, announced: bool
+    ) -> Resident | None:
+        """None: an announced load that a later load, a request or a cancel took over."""
+
+        async def attempt() -> Resident | _Skipped | None:
+            async with self._lock:
+                if announced and self._pending is not config:
+                    return _SKIPPED
+                return await self._perform(config, pinned=True, replace=replace)
+
+        try:
+            outcome = await self._queue.run(
+                attempt, model_id=model_id_for(Path(config.model_path)),
+                blocked_by=lambda: [r.info.id for r in self.residency.blockers()],
+            )  # fmt: skip
+        finally:
+            self._changed()
+        return outcome if isinstance(outcome, Resident) else None
+
+    async def _perform(self, config: LoadConfig, *, pinned: bool, replace: bool) -> Resident | None:
+        """Load under the lock (None: busy models hold the memory it needs, and an
+        announced load stays announced, to be tried again)."""
+        if replace:
+            for other in list(self.residency):
+                if Path(other.config.model_path) != Path(config.model_path):
+                    await self._loader.unload(other, "The model was unloaded to load another one.")
+        try:
+            initial = config is self._initial
+            resident = await self._loader.load(config, pinned=pinned, initial=initial)
+        except BaseException:
+            if self._pending is config:
+                self._pending = None
+            raise
+        if resident is not None and self._pending is config:
+            self._pending = None
+        return resident
 
     def cancel_load(self) -> bool:
-        """Cancel the running load; True if there was one."""
-        loading = self.state.state is LifecycleState.LOADING
-        self._cancel.set()
-        return loading
+        """Cancel the running load, or the one announced and waiting its turn; True if
+        there was one."""
+        pending, self._pending = self._pending, None
+        running = self._loader.cancel()
+        if pending is not None and not self._lock.locked():
+            self._publish_settled()  # its task will find nothing to do
+        return running or pending is not None
 
-    async def unload(self, reason: str = "The model was unloaded.") -> None:
+    def _publish_settled(self) -> None:
+        """After a change: the announced load next if one waits, else the most recently
+        used model (or nothing): never "idle" for a moment between an unload and a load."""
+        self._loader.settle(self._pending, self.residency.find(None))
+
+    async def unload(self, model: str | None = None, reason: str | None = None) -> None:
+        """Unload ``model`` (every model without one); the others stay."""
         async with self._lock:
-            await self._unload_locked(reason)
-
-    # ------------------------------------------------------------------ internals
-    async def _load_locked(self, config: LoadConfig) -> ModelInfo:
-        try:
-            return await self._attempt_load(config)
-        finally:
-            self._finished += 1
-
-    async def _attempt_load(self, config: LoadConfig) -> ModelInfo:
-        if self._pending is config:
-            self._pending = None
-        self._attempts += 1
-        attempt = self._attempts
-        model_id = model_id_for(Path(config.model_path))
-        self._cancel = cancel = threading.Event()
-        self._publish(LifecycleState.LOADING, model_id=model_id)
-        loop = asyncio.get_running_loop()
-        last_step = [0.0]
-
-        def on_progress(fraction: float) -> None:  # on the load thread
-            if fraction - last_step[0] >= _PROGRESS_STEP or fraction >= 1.0:
-                last_step[0] = fraction
-                loop.call_soon_threadsafe(self._on_progress, attempt, model_id, fraction)
-
-        try:
-            info = await asyncio.to_thread(
-                self.engine.load, config, on_progress=on_progress, cancel=cancel
-            )
-        except LoadCancelledError:
-            self._publish(LifecycleState.EMPTY)
-            raise
-        except HearthError as exc:
-            log.error("Loading %s failed: %s", model_id, exc.message)
-            self._failures[Path(config.model_path)] = (self._finished + 1, exc)
-            self._publish(LifecycleState.ERROR, model_id=model_id, error=exc.message)
-            if config is self._initial and self._on_initial_failure is not None:
-                self._on_initial_failure(exc)
-            raise
-        except BaseException:
-            self._publish(LifecycleState.ERROR, model_id=model_id, error="The load stopped.")
-            raise
-        self._failures.pop(Path(config.model_path), None)
-        self._last_good = config
-        self._loads += 1
-        self._publish(LifecycleState.READY, model_id=info.id, progress=1.0)
-        where = ", ".join(f"{d.name} ({d.description})" for d in info.devices) or "CPU"
-        log.info(
-            "Model %s ready (%d slots x %d tokens) on %s; %d of %d layers on GPU",
-            info.id, info.n_slots, info.n_ctx_per_slot, where, info.gpu_layers, info.n_layer,
-        )  # fmt: skip
-        self.touch()
-        return info
-
-    def _on_progress(self, attempt: int, model_id: str, fraction: float) -> None:
-        state = self.state
-        if attempt == self._attempts and state.state is LifecycleState.LOADING:
-            self._publish(LifecycleState.LOADING, model_id=model_id, progress=min(fraction, 1.0))
-
-    async def _unload_locked(self, reason: str) -> None:
-        info = self.engine.info
-        if info is None:
-            if self.state.state is not LifecycleState.ERROR:
-                self._publish(LifecycleState.EMPTY)
-            return
-        self._publish(LifecycleState.UNLOADING, model_id=info.id)
-        try:
-            await asyncio.to_thread(self.engine.unload, reason)
-        finally:
-            self._publish(LifecycleState.EMPTY)
+            targets = list(self.residency) if model is None else [
+                r for r in self.residency if model_matches(r.info, model)]  # fmt: skip
+            if model is not None and not targets:
+                raise ModelNotFoundError(f"'{model}' is not loaded.")
+            for resident in targets:
+                await self._loader.unload(resident, reason or "The model was unloaded.")
+            self._publish_settled()
+        self._changed()
 
     def expires_in(self) -> float | None:
-        """Seconds until the loaded model is unloaded for idleness if nothing uses it;
-        None while it is kept (no TTL, ``keep_alive`` < 0, or nothing loaded)."""
-        return self._idle.expires_in(self.engine.info is not None)
+        """Seconds until the most recently used model is unloaded for idleness if
+        nothing uses it; None while it is kept (or nothing is loaded)."""
+        resident = self.residency.find(None)
+        return resident.clock.expires_in(True) if resident is not None else None
 
-    async def _unload_if_idle(self) -> bool:
-        """Unload if nothing uses the model; False while a stream still runs on it."""
+    async def _unload_due(self) -> bool:
+        """Unload each model whose idle time is up; False while a stream still runs on
+        one (look again shortly)."""
+        all_idle = True
         async with self._lock:
-            deadline = self._idle.expiry(self.engine.info is not None)
-            if deadline is None or time.monotonic() < deadline:
-                return True
-            status = self.engine.status()
-            if status is not None and (any(s.busy for s in status.slots) or status.queue_depth):
-                return False
-            log.info("unloading the model after %.1f s idle", self._idle.session_s or 0.0)
-            await self._unload_locked("The model was unloaded after being idle.")
-            return True
-
-    def _not_found_message(self, requested: str) -> str:
-        available = [e.id for e in self.catalog.entries()] if self.catalog else []
-        info = self.engine.info
-        if info is not None and info.id not in available:
-            available.insert(0, info.id)
-        names = ", ".join(f"'{n}'" for n in available[:10]) or "none"
-        return (
-            f"The model '{requested}' is not loaded and not in the library. "
-            f"Available: {names}. See GET /v1/models."
-        )
+            now = time.monotonic()
+            for resident in list(self.residency):
+                deadline = resident.clock.expiry(True)
+                if deadline is None or now < deadline:
+                    continue
+                if resident.busy:
+                    all_idle = False
+                    continue
+                log.info("unloading %s after %.1f s idle", resident.info.id,
+                         resident.clock.session_s or 0.0)  # fmt: skip
+                await self._loader.unload(resident, "The model was unloaded after being idle.")
+            self._publish_settled()
+        self._changed()
+        return all_idle
 
     def _not_loaded_message(self) -> str:
         state = self.state
@@ -362,22 +391,21 @@ class ModelManager:
 
     async def close(self) -> None:
         """Stop background loads (server shutdown)."""
-        self._cancel.set()
+        self._loader.cancel()
         for task in list(self._background):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
+    def shutdown(self, reason: str) -> None:
+        """Unload every model, blocking (the server's last step: prompt caches saved)."""
+        for resident in list(self.residency):
+            self.residency.remove(resident)
+            resident.engine.unload(reason)
 
-def _serves(info: ModelInfo, requested: str | None) -> bool:
-    return not requested or model_matches(info, requested)
+
+class _Skipped:
+    """An announced load that another load or a cancel replaced before it began."""
 
 
-async def state_changes(manager: ModelManager, follow: bool) -> AsyncIterator[ModelState]:
-    """Each lifecycle state from now on; without ``follow``, until one settles."""
-    with manager.subscribe() as queue:
-        while True:
-            state = await queue.get()
-            yield state
-            if not follow and state.settled:
-                return
+_SKIPPED = _Skipped()

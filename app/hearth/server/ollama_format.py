@@ -10,8 +10,9 @@ from typing import Any
 from hearth.core.errors import HearthError
 from hearth.core.generation import Finished, FinishReason, ReasoningDelta, TextDelta, ToolCall
 from hearth.core.model_info import ModelInfo
+from hearth.core.residency import LoadedModel
 from hearth.engine.capabilities import ModelTraits
-from hearth.server.model_manager import CatalogEntry
+from hearth.server.catalog import CatalogEntry
 
 OLLAMA_API_VERSION = "0.12.0"  # the Ollama API level these routes follow
 _NS_PER_MS = 1_000_000
@@ -76,11 +77,21 @@ def catalog_tag_entry(entry: CatalogEntry) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def ps_entry(info: ModelInfo) -> dict[str, Any]:
+def ps_entry(loaded: LoadedModel) -> dict[str, Any]:
+    """One loaded model as Ollama's ``/api/ps`` lists it: ``size`` is its memory,
+    ``size_vram`` the share of it on GPUs (by the layers offloaded)."""
+    info = loaded.info
+    on_gpu = info.gpu_layers / info.n_layer if info.n_layer else 0.0
+    expires = (
+        datetime.datetime.fromtimestamp(loaded.expires_at, datetime.timezone.utc)
+        if loaded.expires_at is not None
+        else datetime.datetime(2999, 1, 1, tzinfo=datetime.timezone.utc)
+    )
     return {
         **tag_entry(info),
-        "expires_at": "2999-01-01T00:00:00Z",
-        "size_vram": 0,
+        "size": loaded.memory_bytes,
+        "expires_at": expires.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "size_vram": round(loaded.memory_bytes * min(on_gpu, 1.0)),
         "context_length": info.n_ctx_per_slot,
     }
 
@@ -98,6 +109,8 @@ def show_json(info: ModelInfo, template: str, traits: ModelTraits | None = None)
     arch = info.architecture
     fallback = ["completion"] + (["insert"] if info.has_fim else [])
     capabilities = traits.capabilities() if traits is not None else fallback
+    if info.vision:
+        capabilities = [*capabilities, "vision"]
     return {
         "modelfile": f"FROM {info.path}\n",
         "parameters": "",

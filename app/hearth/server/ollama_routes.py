@@ -18,6 +18,7 @@ from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import (
     ChatMessage,
 )
+from hearth.core.images import IMAGE_MARKER
 from hearth.server.common import in_flight, request_id
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 
 def ollama_router(pipeline: Pipeline) -> APIRouter:
     router = APIRouter(prefix="/api")
-    engine, models = pipeline.engine, pipeline.models
+    models = pipeline.models
 
     @router.get("/version")
     async def version() -> dict[str, str]:
@@ -71,15 +72,13 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
 
     @router.get("/tags")
     async def tags() -> dict[str, Any]:
-        info = engine.info
-        loaded = [tag_entry(info)] if info else []
+        loaded = [tag_entry(r.info) for r in reversed(models.residents())]  # newest first
         catalog = [catalog_tag_entry(e) for e in models.available()]
         return {"models": loaded + catalog + await ollama_tags(pipeline.remote)}
 
     @router.get("/ps")
     async def ps() -> dict[str, Any]:
-        info = engine.info
-        return {"models": [ps_entry(info)] if info else []}
+        return {"models": [ps_entry(m) for m in reversed(models.loaded())]}  # newest first
 
     @router.post("/show", openapi_extra=json_body(OllamaShowRequest))
     async def show(request: Request) -> dict[str, Any]:
@@ -87,13 +86,14 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
         remote = await ollama_show(pipeline.remote, body.requested)
         if remote is not None:
             return remote
-        info = await models.resolve(body.requested or None)
+        resident = await models.use(body.requested or None)
+        info, engine = resident.info, resident.engine
         fim = engine.fim_token_texts()
         template = fim_template(*fim) if fim else (info.chat_template or "{{ .Prompt }}")
         return show_json(info, template, engine.loaded_traits)
 
     @router.post("/chat", response_model=None, openapi_extra=json_body(OllamaChatRequest))
-    @in_flight(models, engine)
+    @in_flight(models)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaChatRequest)
         keep_alive = keep_alive_seconds(body.keep_alive)
@@ -109,11 +109,12 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
         return await _respond(request, generation, body.stream, chat_chunk, chat_final)
 
     @router.post("/generate", response_model=None, openapi_extra=json_body(OllamaGenerateRequest))
-    @in_flight(models, engine)
+    @in_flight(models)
     async def generate(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, OllamaGenerateRequest)
         keep_alive = keep_alive_seconds(body.keep_alive)
         prompt: ChatPrompt | TextPrompt | FillInMiddle
+        images = body.prompt_images()  # a raw or suffix request with images is refused
         if body.suffix:
             prompt = FillInMiddle(body.prompt, body.suffix)
         elif not body.prompt:
@@ -123,7 +124,8 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
             prompt = TextPrompt(body.prompt)
         else:
             messages = [ChatMessage("system", body.system)] if body.system else []
-            messages.append(ChatMessage("user", body.prompt))
+            text = IMAGE_MARKER * len(images) + body.prompt  # as Ollama, images first
+            messages.append(ChatMessage("user", text, images=images))
             prompt = ChatPrompt(tuple(messages), template_kwargs=body.template_kwargs())
         generation = await pipeline.start(_request(request, body, prompt, keep_alive))
         return await _respond(request, generation, body.stream, generate_chunk, generate_final)
@@ -132,13 +134,14 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def embed(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        info = await models.resolve(
-            body.model or None, keep_alive=keep_alive_seconds(body.keep_alive)
-        )
+        resident = await models.use(
+            body.model or None, keep_alive=keep_alive_seconds(body.keep_alive),
+            request_id=request_id(request),
+        )  # fmt: skip
         started = time.perf_counter()
-        result = await engine.embed(body.texts())
+        result = await resident.engine.embed(body.texts())
         return {
-            "model": ollama_name(info),
+            "model": ollama_name(resident.info),
             "embeddings": result.vectors,
             "total_duration": int((time.perf_counter() - started) * 1e9),
             "load_duration": 0,
@@ -149,8 +152,11 @@ def ollama_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def embeddings_legacy(request: Request) -> dict[str, Any]:
         body = await parse_body(request, OllamaEmbedRequest)
-        await models.resolve(body.model or None, keep_alive=keep_alive_seconds(body.keep_alive))
-        result = await engine.embed(body.texts())
+        resident = await models.use(
+            body.model or None, keep_alive=keep_alive_seconds(body.keep_alive),
+            request_id=request_id(request),
+        )  # fmt: skip
+        result = await resident.engine.embed(body.texts())
         return {"embedding": result.vectors[0]}
 
     return router

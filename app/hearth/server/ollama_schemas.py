@@ -7,8 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
+from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.sampling import SamplingParams
+from hearth.server import image_input
 from hearth.server.openai_schemas import MAX_MESSAGES, MAX_STOP_STRINGS, ToolIn
 
 
@@ -78,7 +81,6 @@ class _OllamaRequest(_Lenient):
     options: OllamaOptions = Field(default_factory=OllamaOptions)
     format: str | dict[str, Any] | None = None
     keep_alive: str | int | float | None = None
-    images: list[str] | None = None
     think: bool | Literal["low", "medium", "high"] | None = None
 
     def template_kwargs(self) -> dict[str, Any]:
@@ -99,12 +101,6 @@ class _OllamaRequest(_Lenient):
             raise ValueError("keep_alive must be a number of seconds or like '5m'") from None
         return value
 
-    @field_validator("images")
-    @classmethod
-    def _images(cls, value: list[str] | None) -> list[str] | None:
-        if value:
-            raise ValueError("this model does not accept images")
-        return value
 
 
 class OllamaFunctionCall(_Lenient):
@@ -129,17 +125,22 @@ class OllamaChatRequest(_OllamaRequest):
     tools: list[ToolIn] | None = Field(default=None, max_length=128)
 
     def chat_messages(self) -> list[ChatMessage]:
+        images = [
+            decode_images(m.images, f"messages.{i}.images") for i, m in enumerate(self.messages)
+        ]
+        image_input.check_request(image for found in images for image in found)
         return [
             ChatMessage(
                 role=m.role,
-                content=m.content,
+                content=IMAGE_MARKER * len(found) + m.content,  # Ollama puts images first
+                images=found,
                 tool_calls=tuple(
                     ToolCall(f"call_{i}", c.function.name, json.dumps(c.function.arguments))
                     for i, c in enumerate(m.tool_calls or ())
                 ),
                 reasoning=m.thinking or "",
             )
-            for m in self.messages
+            for m, found in zip(self.messages, images, strict=True)
         ]
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -154,6 +155,31 @@ class OllamaGenerateRequest(_OllamaRequest):
     suffix: str | None = None
     system: str | None = None
     raw: bool = False
+    images: list[str] | None = None
+
+    def prompt_images(self) -> tuple[ImageInput, ...]:
+        """The images that go with ``prompt``: only a templated prompt can place them."""
+        if self.images and (self.raw or self.suffix):
+            raise InvalidRequestError(
+                "Images go with a templated prompt: a raw or suffix (fill-in-the-middle) "
+                "request takes text only.",
+                param="images",
+            )
+        found = decode_images(self.images, "images")
+        image_input.check_request(found)
+        return found
+
+
+def decode_images(images: list[str] | None, where: str) -> tuple[ImageInput, ...]:
+    """Ollama's images: raw base64 (a data URL is taken too, as Ollama's clients send
+    either)."""
+    out = []
+    for index, text in enumerate(images or ()):
+        at = f"{where}.{index}"
+        head = text[:8].lower()
+        is_url = head.startswith(("data:", "http:", "https:", "file:"))
+        out.append(image_input.from_url(text, at) if is_url else image_input.from_base64(text, at))
+    return tuple(out)
 
 
 class OllamaShowRequest(_Lenient):

@@ -25,8 +25,8 @@ from hearth.core.generation import (
 from hearth.core.model_info import ModelInfo
 from hearth.engine.capabilities import ModelTraits
 from hearth.engine.embedder import Embeddings
+from hearth.server.catalog import CatalogEntry
 from hearth.server.errors import api_error_for, error_body
-from hearth.server.model_manager import CatalogEntry
 from hearth.server.openai_logprobs import logprobs_json
 
 
@@ -54,6 +54,9 @@ def timings_json(timings: Timings | None) -> dict[str, float] | None:
         "decode_tokens_per_s": round(timings.decode_tokens_per_s, 3),
         "draft_tokens": timings.draft_tokens,
         "accepted_tokens": timings.accepted_tokens,
+        "cache_disk_tokens": timings.cache_disk_tokens,  # of cached_tokens, read from disk
+        "image_ms": timings.image_ms,  # of prompt_ms, the vision encoder's
+        "image_tokens": timings.image_tokens,
     }
 
 
@@ -68,7 +71,7 @@ def model_json(info: ModelInfo, traits: ModelTraits | None = None) -> dict[str, 
     family: dict[str, Any] = {}
     if traits is not None:
         family = {
-            "capabilities": traits.capabilities(),
+            "capabilities": traits.capabilities() + (["vision"] if info.vision else []),
             "tool_format": traits.tool_format.value,
             "tool_format_source": traits.format_source,
             "reasoning_format": traits.reasoning.name if traits.reasoning else None,
@@ -88,6 +91,7 @@ def model_json(info: ModelInfo, traits: ModelTraits | None = None) -> dict[str, 
             "n_slots": info.n_slots,
             "n_vocab": info.n_vocab,
             "fim": info.has_fim,
+            "vision": info.vision,  # a projector is loaded: it takes images
             "loaded": True,
             **family,
         },
@@ -103,6 +107,7 @@ def catalog_model_json(entry: CatalogEntry) -> dict[str, Any]:
         "owned_by": "hearth",
         "meta": {
             "loaded": False,
+            "vision": entry.projector is not None,  # it loads with the projector beside it
             "architecture": entry.architecture,
             "size": entry.size_bytes,
             "quantization": entry.quantization,

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from hearth.core.errors import InvalidRequestError
-from hearth.core.model_info import ModelInfo
+from hearth.server.catalog import CatalogEntry
 from hearth.server.common import in_flight, request_id
 from hearth.server.openai_format import (
     ChunkWriter,
@@ -54,12 +54,13 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 def openai_router(pipeline: Pipeline) -> APIRouter:
     router = APIRouter()
-    engine, models = pipeline.engine, pipeline.models
+    models = pipeline.models
 
     @router.get("/v1/models")
     async def list_models() -> dict[str, Any]:
-        info = engine.info
-        loaded = [model_json(info, engine.loaded_traits)] if info else []
+        loaded = [  # the most recently used first
+            model_json(r.info, r.engine.loaded_traits) for r in reversed(models.residents())
+        ]
         return {
             "object": "list",
             "data": loaded
@@ -73,27 +74,28 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
         if remote is not None:
             return remote
         found = models.lookup(model_id)
-        if isinstance(found, ModelInfo):
-            return model_json(found, engine.loaded_traits)
-        return catalog_model_json(found)
+        if isinstance(found, CatalogEntry):
+            return catalog_model_json(found)
+        return model_json(found.info, found.engine.loaded_traits)
 
     @router.post(
         "/v1/chat/completions", response_model=None, openapi_extra=json_body(ChatCompletionRequest)
     )
-    @in_flight(models, engine)
+    @in_flight(models)
     async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ChatCompletionRequest)
         tools = tuple(body.tool_specs())
         choice = tool_choice(body) if tools else ToolChoice()
         prompt = ChatPrompt(tuple(body.chat_messages()), tools, choice, body.template_kwargs())
         params = body.to_sampling(default_max_tokens=None, logprobs=body.logprob_count(chat=True))
-        generation = await pipeline.start(
-            PipelineRequest(body.model, prompt, params, output_format(body), request_id(request))
+        pipeline_request = PipelineRequest(
+            body.model, prompt, params, output_format(body), request_id(request), body.ttl
         )
+        generation = await pipeline.start(pipeline_request)
         return await _respond(request, generation, body, chat=True)
 
     @router.post("/v1/completions", response_model=None, openapi_extra=json_body(CompletionRequest))
-    @in_flight(models, engine)
+    @in_flight(models)
     async def completions(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, CompletionRequest)
         params = body.to_sampling(
@@ -107,6 +109,7 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
                 params,
                 output_format(body),
                 request_id(request),
+                keep_alive=body.ttl,
             )
         )
         return await _respond(request, generation, body, chat=False, echo=_echo_text(body))
@@ -115,13 +118,15 @@ def openai_router(pipeline: Pipeline) -> APIRouter:
     @in_flight(models)
     async def embeddings(request: Request) -> dict[str, Any]:
         body = await parse_body(request, EmbeddingRequest)
-        info = await models.resolve(body.model)
+        resident = await models.use(
+            body.model, keep_alive=body.ttl, request_id=request_id(request)
+        )
         try:
             texts = body.texts()
         except ValueError as exc:
             raise InvalidRequestError(str(exc), param="input") from None
-        result = await engine.embed(texts)
-        return embeddings_json(result, info.id, body.encoding_format, body.dimensions)
+        result = await resident.engine.embed(texts)
+        return embeddings_json(result, resident.info.id, body.encoding_format, body.dimensions)
 
     return router
 

@@ -7,8 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
+from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.sampling import SamplingParams
+from hearth.server import image_input
 
 MAX_STOP_STRINGS = 8
 MAX_MESSAGES = 4096
@@ -21,9 +24,21 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class ImageUrlIn(_Lenient):
+    url: str
+    detail: str | None = None
+
+
 class ContentPart(_Lenient):
     type: str
     text: str | None = None
+    image_url: ImageUrlIn | str | None = None
+
+    def image(self, where: str) -> ImageInput:
+        url = self.image_url.url if isinstance(self.image_url, ImageUrlIn) else self.image_url
+        if not url:
+            raise InvalidRequestError(f"The image part at {where} has no url.", param=where)
+        return image_input.from_url(url, where)
 
 
 class FunctionCallIn(_Lenient):
@@ -56,12 +71,27 @@ class Message(_Lenient):
     tool_call_id: str | None = None
     reasoning_content: str | None = None  # an earlier turn's reasoning, sent back
 
-    def text(self) -> str:
+    def text_and_images(self, where: str) -> tuple[str, tuple[ImageInput, ...]]:
+        """The text, with an image marker where each image stands, and the images."""
         if self.content is None:
-            return ""
+            return "", ()
         if isinstance(self.content, str):
-            return self.content
-        return "".join(part.text or "" for part in self.content if part.type == "text")
+            return self.content, ()
+        texts: list[str] = []
+        images: list[ImageInput] = []
+        for index, part in enumerate(self.content):
+            if part.type == "text":
+                texts.append(part.text or "")
+            elif part.type == "image_url":
+                images.append(part.image(f"{where}.content.{index}"))
+                texts.append(IMAGE_MARKER)
+            else:
+                raise InvalidRequestError(
+                    f"This model reads text and images: {part.type} content is not "
+                    "supported.",
+                    param=f"{where}.content.{index}",
+                )
+        return "".join(texts), tuple(images)
 
 
 class JsonSchemaSpec(_Lenient):
@@ -89,6 +119,8 @@ class SamplingFields(_Lenient):
     """Parameters shared by chat and text completions."""
 
     model: str | None = None
+    # LM Studio's: seconds the model stays loaded once idle after this request.
+    ttl: float | None = Field(default=None, ge=0.0)
     stream: bool = False
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=5.0)
@@ -185,10 +217,13 @@ class ChatCompletionRequest(SamplingFields):
         return kwargs
 
     def chat_messages(self) -> list[ChatMessage]:
+        contents = [m.text_and_images(f"messages.{i}") for i, m in enumerate(self.messages)]
+        image_input.check_request(image for _, images in contents for image in images)
         return [
             ChatMessage(
                 role="system" if m.role == "developer" else m.role,
-                content=m.text(),
+                content=text,
+                images=images,
                 tool_calls=tuple(
                     ToolCall(
                         c.id or f"call_{i}",
@@ -202,7 +237,7 @@ class ChatCompletionRequest(SamplingFields):
                 tool_call_id=m.tool_call_id,
                 reasoning=m.reasoning_content or "",
             )
-            for m in self.messages
+            for m, (text, images) in zip(self.messages, contents, strict=True)
         ]
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -229,6 +264,7 @@ class CompletionRequest(SamplingFields):
 
 class EmbeddingRequest(_Lenient):
     model: str | None = None
+    ttl: float | None = Field(default=None, ge=0.0)  # LM Studio's, as in SamplingFields
     input: str | list[str] | list[int] | list[list[int]]
     encoding_format: Literal["float", "base64"] = "float"
     dimensions: int | None = Field(default=None, ge=1)

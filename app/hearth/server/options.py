@@ -23,6 +23,8 @@ from hearth.config.launch import (
 )
 from hearth.core.errors import HearthError
 from hearth.core.model_info import LoadConfig
+from hearth.core.prompt_cache import OFF, PromptCacheSettings
+from hearth.core.residency import ResidencySettings
 from hearth.server.security import AccessPolicy
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,8 @@ class ServeOptions:
     given_keys: tuple[str, ...] = ()  # --api-key and $HEARTH_API_KEY (re-read: never)
     use_stored_keys: bool = True
     read_stored: KeyReader = field(default=stored_keys, compare=False, repr=False)
+    prompt_cache: PromptCacheSettings = OFF
+    residency: ResidencySettings = field(default_factory=ResidencySettings)
 
     @property
     def loopback(self) -> bool:
@@ -174,6 +178,8 @@ def resolve_options(
         given_keys=given,
         use_stored_keys=use_stored,
         read_stored=read_stored,
+        prompt_cache=settings.prompt_cache,
+        residency=settings.residency,
     )
 
 
@@ -181,7 +187,7 @@ _FLAGS = (  # LoadConfig's field names as `hearth serve` spells them
     ("n_threads_batch", "--threads-batch"), ("n_threads", "--threads"),
     ("n_parallel", "--parallel"), ("n_ubatch", "--ubatch"), ("n_batch", "--batch"),
     ("n_ctx", "--ctx"), ("draft_model_path", "--draft-model"), ("spec_mode", "--spec"),
-    ("draft_min", "--draft-min"), ("draft_max", "--draft-max"),
+    ("draft_min", "--draft-min"), ("draft_max", "--draft-max"), ("mmproj_path", "--mmproj"),
 )  # fmt: skip
 
 

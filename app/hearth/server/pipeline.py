@@ -31,13 +31,14 @@ from hearth.core.generation import (
     ToolCallsMade,
     ToolSpec,
 )
+from hearth.core.images import ImageInput
 from hearth.core.model_info import ModelInfo
 from hearth.core.sampling import SamplingParams
-from hearth.engine.engine import Engine
 from hearth.engine.generation_stream import GenerationStream
 from hearth.engine.grammar import JSON_OBJECT_GRAMMAR, grammar_for_schema
 from hearth.engine.reasoning import with_reasoning
 from hearth.engine.tool_calls import ToolFormat, call_grammar
+from hearth.server.image_input import refuse_images
 from hearth.server.model_manager import ModelManager
 from hearth.server.reply import ReplyShape, marker_texts
 
@@ -114,6 +115,11 @@ class ChatPrompt:
     # The client's chat_template_kwargs (enable_thinking, reasoning_effort ...).
     template_kwargs: dict[str, Any] = field(default_factory=dict)
 
+    def images(self) -> tuple[ImageInput, ...]:
+        """The messages' images in order: the i-th stands at the rendered prompt's i-th
+        ``IMAGE_MARKER``."""
+        return tuple(image for message in self.messages for image in message.images)
+
     def offered_tools(self) -> list[ToolSpec]:
         """The tools shown to the model: none when the client said "none"."""
         return list(self.tools) if self.tool_choice.mode != "none" else []
@@ -171,12 +177,10 @@ class Pipeline:
 
     def __init__(
         self,
-        engine: Engine,
         models: ModelManager,
         observer: GenerationObserver | None = None,
         remote: RemoteBackends | None = None,
     ) -> None:
-        self.engine = engine
         self.models = models
         self.remote = remote
         self._observer = observer
@@ -194,20 +198,29 @@ class Pipeline:
         remote engine's model is counted by the engine (``body``: the client's request,
         which an engine speaking the same dialect is given as it came)."""
         if self.remote is not None and self.remote.serves(model):
+            refuse_images(prompt.messages, model or "", remote=True)
             return await self.remote.count_tokens(model or "", prompt, body)
-        await self.resolve(model)
-        text = self.engine.render_chat(
-            prompt.messages, prompt.offered_tools(), prompt.template_kwargs
-        )
-        return len(await asyncio.to_thread(self.engine.tokenize_prompt, text))
+        resident = await self.models.use(model)
+        if not resident.info.vision:
+            refuse_images(prompt.messages, resident.info.id)
+        engine = resident.engine
+        text = engine.render_chat(prompt.messages, prompt.offered_tools(), prompt.template_kwargs)
+        return await engine.count_tokens(text, prompt.images())
 
     async def start(self, request: PipelineRequest) -> Generation:
         """Validate and queue; errors (a prompt too long, a bad grammar) surface here."""
         if self.remote is not None and self.remote.serves(request.model):
-            self.engine.not_coming(request.request_id)  # nothing for the local scheduler
+            if isinstance(request.prompt, ChatPrompt):
+                refuse_images(request.prompt.messages, request.model or "", remote=True)
             return await self.remote.start(request)  # another server runs this model
-        info = await self.resolve(request.model, request.keep_alive)
-        engine, prompt = self.engine, request.prompt
+        resident = await self.models.use(
+            request.model, keep_alive=request.keep_alive, request_id=request.request_id,
+            generate=True,
+        )  # fmt: skip
+        info = resident.info
+        if isinstance(request.prompt, ChatPrompt) and not info.vision:
+            refuse_images(request.prompt.messages, info.id)
+        engine, prompt = resident.engine, request.prompt
         tool_format: ToolFormat | None = None
         forced: str | None = None
         shape = ReplyShape()
@@ -223,7 +236,7 @@ class Pipeline:
             # llama-server's preserved_tokens do; other control tokens stay hidden.
             keep = engine.preserved_token_ids(marker_texts(shape.reasoning, tool_format))
             params = replace(request.params, preserved_tokens=keep)
-            gen = GenerationRequest(prompt=text, params=params)
+            gen = GenerationRequest(prompt=text, params=params, images=prompt.images())
         elif isinstance(prompt, TextPrompt):
             gen = GenerationRequest(prompt=prompt.text, params=request.params)
         elif isinstance(prompt, TokenPrompt):

@@ -70,11 +70,15 @@ class RequestLogEntry(BaseModel):
     model: str | None
     engine: str | None
     finish_reason: str | None
+    error: str | None  # why a generation failed (a remote engine's failures name it)
     prompt_tokens: int | None
     cached_tokens: int | None
+    cache_disk_tokens: int | None  # of cached_tokens, restored from the prompt cache on disk
     completion_tokens: int | None
     ttft_ms: float | None
     decode_tokens_per_s: float | None
+    image_ms: float | None = None  # the vision encoder's time on the request's images
+    image_tokens: int | None = None  # image embeddings it encoded (cached ones not)
 
     @classmethod
     def of(cls, entry: LoggedRequest) -> RequestLogEntry:
@@ -93,11 +97,15 @@ class RequestLogEntry(BaseModel):
             model=entry.model,
             engine=entry.engine,
             finish_reason=gen.reason.value if gen else None,
+            error=gen.error if gen else None,
             prompt_tokens=gen.usage.prompt_tokens if gen else None,
             cached_tokens=gen.usage.cached_tokens if gen else None,
+            cache_disk_tokens=timings.cache_disk_tokens if timings else None,
             completion_tokens=gen.usage.completion_tokens if gen else None,
             ttft_ms=round(timings.ttft_ms, 2) if timings else None,
             decode_tokens_per_s=round(timings.decode_tokens_per_s, 2) if timings else None,
+            image_ms=round(timings.image_ms, 2) if timings else None,
+            image_tokens=timings.image_tokens if timings else None,
         )
 
 

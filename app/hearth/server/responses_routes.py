@@ -40,10 +40,10 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 def responses_router(pipeline: Pipeline, store: ResponseStore) -> APIRouter:
     router = APIRouter()
-    engine, models = pipeline.engine, pipeline.models
+    models = pipeline.models
 
     @router.post("/v1/responses", response_model=None, openapi_extra=json_body(ResponsesRequest))
-    @in_flight(models, engine)
+    @in_flight(models)
     async def responses(request: Request) -> JSONResponse | StreamingResponse:
         body = await parse_body(request, ResponsesRequest)
         history = await _history(store, body.previous_response_id)

@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolCall, ToolSpec
+from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.sampling import SamplingParams
+from hearth.server import image_input
 from hearth.server.openai_schemas import MAX_MESSAGES
 from hearth.server.pipeline import OutputFormat, ToolChoice
 
@@ -33,6 +35,8 @@ class _Lenient(BaseModel):
 class ContentIn(_Lenient):
     type: str
     text: str | None = None
+    image_url: str | None = None  # input_image: a data URL
+    file_id: str | None = None
 
 
 class InputItem(_Lenient):
@@ -106,6 +110,7 @@ class ResponsesRequest(_Lenient):
             _add_item(out, item, f"input.{index}", calls)
         if not history and not self.input_items():
             raise InvalidRequestError("input must not be empty.", param="input")
+        image_input.check_request(image for message in out for image in message.images)
         return out
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -149,16 +154,44 @@ class ResponsesRequest(_Lenient):
 
 
 def _text(content: str | list[ContentIn] | None, where: str) -> str:
+    text, images = _content(content, where)
+    if images:
+        raise InvalidRequestError("Images are not accepted here.", param=where)
+    return text
+
+
+def _content(
+    content: str | list[ContentIn] | None, where: str
+) -> tuple[str, tuple[ImageInput, ...]]:
+    """A message's text, with a marker where each ``input_image`` stands, and its images."""
     if content is None or isinstance(content, str):
-        return content or ""
-    parts = []
-    for part in content:
-        if part.type not in ("input_text", "output_text", "text"):
+        return content or "", ()
+    parts: list[str] = []
+    images: list[ImageInput] = []
+    for index, part in enumerate(content):
+        if part.type in ("input_text", "output_text", "text"):
+            parts.append(part.text or "")
+        elif part.type == "input_image":
+            images.append(_image(part, f"{where}.content.{index}"))
+            parts.append(IMAGE_MARKER)
+        else:
             raise InvalidRequestError(
-                f"This model reads text only: {part.type} content is not supported.", param=where
+                f"This model reads text and images: {part.type} content is not supported.",
+                param=where,
             )
-        parts.append(part.text or "")
-    return "".join(parts)
+    return "".join(parts), tuple(images)
+
+
+def _image(part: ContentIn, where: str) -> ImageInput:
+    if part.image_url:
+        return image_input.from_url(part.image_url, where)
+    if part.file_id:
+        raise InvalidRequestError(
+            "Uploaded files (file_id) are not kept here: send the image as a data URL in "
+            "image_url.",
+            param=where,
+        )
+    raise InvalidRequestError("An input_image needs an image_url.", param=where)
 
 
 def _add_item(out: list[ChatMessage], item: InputItem, where: str, calls: set[str]) -> None:
@@ -167,11 +200,11 @@ def _add_item(out: list[ChatMessage], item: InputItem, where: str, calls: set[st
     thinking = last is not None and last.role == "assistant" and not last.content
     if item.type == "message":
         role = "system" if item.role == "developer" else item.role or "user"
-        text = _text(item.content, where)
+        text, images = _content(item.content, where)
         if role == "assistant" and thinking and last is not None and not last.tool_calls:
-            out[-1] = replace(last, content=text)  # the reasoning item's own turn
+            out[-1] = replace(last, content=text, images=images)  # the reasoning's own turn
         else:
-            out.append(ChatMessage(role, text))
+            out.append(ChatMessage(role, text, images=images))
     elif item.type == "function_call":
         call = ToolCall(item.call_id or f"call_{len(out)}", item.name or "", item.arguments or "{}")
         calls.add(call.id)

@@ -23,11 +23,15 @@ import uvicorn
 from hearth.config.runtime import WorkerRecord, register, unregister
 from hearth.config.runtime import now as runtime_now
 from hearth.core.errors import HearthError
+from hearth.core.residency import ResidencyLimits
+from hearth.core.units import format_bytes
 from hearth.engine.engine import Engine
 from hearth.server.app import create_app
+from hearth.server.catalog import LibraryCatalog
 from hearth.server.key_refresh import KeySource
 from hearth.server.listeners import bind_socket
-from hearth.server.model_manager import LibraryCatalog, ModelManager
+from hearth.server.model_manager import ModelManager
+from hearth.server.model_memory import default_budget
 from hearth.server.options import ServeOptions, validate_options
 
 log = logging.getLogger(__name__)
@@ -109,7 +113,6 @@ def run_server(options: ServeOptions) -> int:
         )
         return 1
     port = sock.getsockname()[1]
-    engine = Engine()
     policy = options.access_policy()
     load_failed = threading.Event()
     running: list[_GracefulServer] = []
@@ -120,21 +123,29 @@ def run_server(options: ServeOptions) -> int:
             for serving in running:
                 serving.should_exit = True
 
+    held = options.residency
+    budget = held.memory_budget_bytes
+    if budget is None:
+        budget = default_budget()
+    log.info("Up to %d models at once within %s of memory", held.max_models, format_bytes(budget))
     models = ModelManager(
-        engine,
+        lambda: Engine(prompt_cache=options.prompt_cache),  # one per loaded model
         catalog=LibraryCatalog(),
         base_config=options.load,
         ttl_s=options.ttl_s,
+        jit_ttl_s=held.jit_ttl_s,
         jit=options.jit,
         initial=options.initial_model,
         on_initial_failure=initial_load_failed,
+        limits=ResidencyLimits(held.max_models, budget),
+        queue_timeout_s=held.load_queue_timeout_s,
+        queue_size=held.load_queue_size,
     )
     access_for = options.access_for if options.worker_token else None
     key_source = (
         KeySource(options.given_keys, options.read_stored) if options.use_stored_keys else None
     )
     app = create_app(
-        engine,
         policy,
         models=models,
         cors_origins=options.cors_origins,
@@ -186,6 +197,6 @@ def run_server(options: ServeOptions) -> int:
     finally:
         unregister(record.pid)
         with contextlib.suppress(Exception):
-            engine.unload("The server is shutting down.")
+            models.shutdown("The server is shutting down.")
         sock.close()
     return 1 if load_failed.is_set() and not options.announce else 0

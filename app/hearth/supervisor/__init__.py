@@ -12,7 +12,12 @@ from hearth.supervisor.client import (
     WorkerError,
     WorkerUnavailableError,
 )
-from hearth.supervisor.launch_options import DEFAULT_ENDPOINT_PORT, EndpointOptions, LoadOptions
+from hearth.supervisor.launch_options import (
+    DEFAULT_ENDPOINT_PORT,
+    EndpointOptions,
+    LoadOptions,
+    WorkerOptions,
+)
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
 from hearth.supervisor.supervisor import (
     KeyStoreError,
@@ -39,6 +44,7 @@ __all__ = [
     "WorkerClient",
     "WorkerError",
     "WorkerExitedError",
+    "WorkerOptions",
     "WorkerProcess",
     "WorkerStartError",
     "WorkerState",

@@ -5,15 +5,19 @@ Cancelling a stream means closing it: cancel the task that iterates
 the worker frees the slot when it sees the client disconnect.
 
 ``stream_chat()`` yields the text deltas; ``stream_chat_events()`` yields the same
-deltas and, last, one ``ChatStreamStats`` with the usage and timings the worker sent.
+deltas and, last, one ``ChatStreamStats`` with the usage and timings the worker sent
+(and the tool calls the model made, when ``tools`` were offered).
 ``engines`` tests remote engines (``engines_api.py``); the values and errors it hands
 back are in ``client_types.py``.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
+import sys
+from array import array
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
@@ -24,21 +28,26 @@ from hearth.supervisor.client_types import (
     Health,
     ModelMeta,
     ReasoningText,
+    StreamedToolCall,
     WorkerError,
     WorkerUnavailableError,
     error_from_body,
+    finish_stats,
     opt_int,
     opt_str,
     parse_chunk,
     sse_data,
 )
 from hearth.supervisor.engines_api import EnginesApi
+from hearth.supervisor.residency_status import ResidencyStatus, decode_residency
 
 __all__ = [
     "ChatStreamStats",
     "Health",
     "ModelMeta",
     "ReasoningText",
+    "ResidencyStatus",
+    "StreamedToolCall",
     "WorkerClient",
     "WorkerError",
     "WorkerUnavailableError",
@@ -140,13 +149,49 @@ class WorkerClient:
                     n_ctx_train=opt_int(meta.get("n_ctx_train")),
                     n_slots=opt_int(meta.get("n_slots")),
                     remote=meta.get("remote") is True,
+                    capabilities=tuple(str(c) for c in meta.get("capabilities") or ()),
+                    vision=meta.get("vision") is True or "vision" in _listed(meta, "capabilities"),
                 )
             )
         return out
 
+    async def embeddings(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        """``POST /v1/embeddings`` of ``texts`` with ``model``: normalised vectors, in
+        order. Asked as base64 (little-endian float32), which decodes in microseconds
+        where a JSON list of floats would take the GUI's thread milliseconds."""
+        body = {"model": model, "input": list(texts), "encoding_format": "base64"}
+        data = await self.post_json("/v1/embeddings", body, timeout=STREAM_TIMEOUT)
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list) or len(items) != len(texts):
+            raise WorkerError("The worker sent a malformed embeddings answer.")
+        ordered = sorted(items, key=lambda item: int(item.get("index", 0)))
+        vectors = []
+        for item in ordered:
+            raw = base64.b64decode(str(item.get("embedding") or ""))
+            floats = array("f", raw[: len(raw) // 4 * 4])
+            if sys.byteorder == "big":
+                floats.byteswap()
+            vectors.append(floats.tolist())
+        return vectors
+
     async def admin_status(self) -> dict[str, Any]:
         """``GET /hearth/v1/status``: state, slots, queue and the backend's devices."""
         data = await self._get_json("/hearth/v1/status")
+        return data if isinstance(data, dict) else {}
+
+    async def residency(self) -> ResidencyStatus:
+        """Every loaded model (memory, busy slots, pinned, expiry) and the limits they
+        share, from ``GET /hearth/v1/status``."""
+        return decode_residency(await self.admin_status())
+
+    async def load(
+        self, model: str, *, replace: bool = False, settings: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """``POST /hearth/v1/load``: load a library model by name, alongside the loaded
+        ones or, with ``replace``, instead of them; ``settings`` are LoadConfig's fields.
+        Returns the lifecycle state it started (progress comes as status/events)."""
+        body = {**(settings or {}), "model": model, "replace": replace}
+        data = await self.post_json("/hearth/v1/load", body)
         return data if isinstance(data, dict) else {}
 
     async def request_log(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -163,9 +208,10 @@ class WorkerClient:
         data = await self.post_json("/hearth/v1/load/cancel")
         return bool(data.get("cancelled")) if isinstance(data, dict) else False
 
-    async def unload(self) -> None:
-        """``POST /hearth/v1/unload``: free the model but keep the worker running."""
-        await self.post_json("/hearth/v1/unload")
+    async def unload(self, model: str | None = None) -> None:
+        """``POST /hearth/v1/unload``: free ``model`` (every model without one) but keep
+        the worker running."""
+        await self.post_json("/hearth/v1/unload", {"model": model} if model else None)
 
     async def set_access(
         self, endpoint_open: bool, require_key: bool, *, port: int, lan: bool = False
@@ -209,7 +255,7 @@ class WorkerClient:
 
     async def stream_chat(
         self,
-        messages: Sequence[Mapping[str, str]],
+        messages: Sequence[Mapping[str, Any]],
         *,
         model: str | None = None,
         temperature: float | None = None,
@@ -242,7 +288,7 @@ class WorkerClient:
 
     async def stream_chat_events(
         self,
-        messages: Sequence[Mapping[str, str]],
+        messages: Sequence[Mapping[str, Any]],
         *,
         model: str | None = None,
         temperature: float | None = None,
@@ -307,4 +353,10 @@ class WorkerClient:
             raise finished
         if not done:
             raise WorkerUnavailableError("The model worker ended the reply without finishing it.")
-        yield ChatStreamStats(**stats)
+        yield finish_stats(stats)
+
+
+def _listed(meta: dict[str, Any], key: str) -> list[Any]:
+    """``meta[key]`` when it is a list (else empty)."""
+    value = meta.get(key)
+    return value if isinstance(value, list) else []

@@ -60,11 +60,22 @@ class ModelMeta:
     n_ctx_train: int | None = None
     n_slots: int | None = None
     remote: bool = False  # a remote engine's model (``engine/model``), not llama.cpp's
+    capabilities: tuple[str, ...] = ()  # Ollama's names: "completion", "embedding", ...
+    vision: bool = False  # loaded with a projector: it takes images (``meta.vision``)
 
 
 class ReasoningText(str):
     """A streamed piece of the model's reasoning (``reasoning_content``), not of the
     answer: ``stream_chat_events`` yields it; ``stream_chat`` leaves it out."""
+
+
+@dataclass(frozen=True)
+class StreamedToolCall:
+    """A tool call the model made, put together from the stream's deltas."""
+
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (it may not parse)
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,7 @@ class ChatStreamStats:
     tokens_per_s: float | None = None
     draft_tokens: int | None = None  # speculative decoding: tokens drafted for this reply
     accepted_tokens: int | None = None  # and how many of them the model accepted
+    tool_calls: tuple[StreamedToolCall, ...] = ()  # the reply's calls, when it made any
 
     @property
     def context_used(self) -> int | None:
@@ -168,7 +180,43 @@ def parse_chunk(payload: str, stats: dict[str, Any]) -> str:
     delta = first.get("delta")
     if not isinstance(delta, dict):
         return ""
+    calls = delta.get("tool_calls")
+    if isinstance(calls, list):
+        _add_tool_deltas(calls, stats.setdefault(_CALLS, {}))
     content, reasoning = delta.get("content"), delta.get("reasoning_content")
     if isinstance(content, str) and content:
         return content
     return ReasoningText(reasoning) if isinstance(reasoning, str) and reasoning else ""
+
+
+_CALLS = "_tool_call_parts"  # the calls' pieces in ``stats`` until the stream ends
+
+
+def _add_tool_deltas(calls: list[Any], parts: dict[int, list[str]]) -> None:
+    """OpenAI streams a call as pieces by ``index``: its id and name first, then its
+    arguments' text in any number of chunks."""
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict):
+            continue
+        index = call.get("index")
+        key = index if isinstance(index, int) else position
+        slot = parts.setdefault(key, ["", "", ""])
+        if isinstance(call.get("id"), str):
+            slot[0] = call["id"]
+        function = call.get("function")
+        if isinstance(function, dict):
+            if isinstance(function.get("name"), str):
+                slot[1] += function["name"]
+            if isinstance(function.get("arguments"), str):
+                slot[2] += function["arguments"]
+
+
+def finish_stats(stats: dict[str, Any]) -> ChatStreamStats:
+    """The stream's end: what ``parse_chunk`` gathered, tool calls assembled."""
+    parts: dict[int, list[str]] = stats.pop(_CALLS, {})
+    calls = tuple(
+        StreamedToolCall(call_id or f"call_{key}", name, arguments)
+        for key, (call_id, name, arguments) in sorted(parts.items())
+        if name
+    )
+    return ChatStreamStats(**stats, tool_calls=calls)

@@ -1,6 +1,7 @@
-"""What the GUI chooses about the next worker: load knobs and the public endpoint.
+"""What the GUI chooses about the next worker: load knobs, the public endpoint, and
+Settings → Models (how many models, their memory, the prompt cache).
 
-Both fill in ``config.launch.LaunchSettings`` (the one definition of the worker's
+Each fills in ``config.launch.LaunchSettings`` (the one definition of the worker's
 launch settings), which the supervisor turns into the worker's argv.
 """
 
@@ -10,8 +11,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hearth.config.launch import DEFAULT_PORT, LAN_HOST, LOOPBACK_HOST, LaunchSettings
+from hearth.config.launch import (
+    DEFAULT_PORT,
+    LAN_HOST,
+    LOOPBACK_HOST,
+    LaunchSettings,
+    default_prompt_cache,
+)
+from hearth.config.settings import Settings
 from hearth.core.model_info import FlashAttention, LoadConfig, SpecMode
+from hearth.core.prompt_cache import GIB, PromptCacheSettings
 
 
 @dataclass(frozen=True)
@@ -100,3 +109,54 @@ class EndpointOptions:
             endpoint_open=True,
             require_key=self.key_required,
         )
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """Settings → Models, for every worker the app starts. None leaves the worker's
+    default (the memory budget's: the fit estimator's; the prompt cache's size: 10% of
+    the free space, at most 20 GiB)."""
+
+    max_models: int | None = None
+    memory_budget_bytes: int | None = None
+    jit_ttl_s: float | None = None
+    prompt_cache: PromptCacheSettings | None = None  # None: on, in the default folder
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> WorkerOptions:
+        base = default_prompt_cache()
+        folder = Path(s.prompt_cache_folder) if s.prompt_cache_folder else base.folder
+        max_gib = s.prompt_cache_max_gib
+        cache = replace(
+            base,
+            folder=folder if s.prompt_cache_enabled else None,
+            max_bytes=None if max_gib is None else round(max_gib * GIB),
+        )
+        return cls(
+            max_models=s.max_models,
+            memory_budget_bytes=(
+                None if s.memory_budget_gib is None else round(s.memory_budget_gib * GIB)
+            ),
+            jit_ttl_s=None if s.jit_ttl_minutes is None else s.jit_ttl_minutes * 60.0,
+            prompt_cache=cache,
+        )
+
+    @property
+    def cache_folder(self) -> Path | None:
+        """The prompt cache's folder these options name (None: off)."""
+        return (self.prompt_cache or default_prompt_cache()).folder
+
+    def apply(self, settings: LaunchSettings) -> LaunchSettings:
+        """``settings`` with these choices put in (``--max-models``, ``--memory-budget``,
+        ``--jit-ttl``, ``--prompt-cache``, ``--prompt-cache-max``)."""
+        residency = settings.residency
+        if self.max_models is not None:
+            residency = replace(residency, max_models=self.max_models)
+        if self.memory_budget_bytes is not None:
+            residency = replace(residency, memory_budget_bytes=self.memory_budget_bytes)
+        if self.jit_ttl_s is not None:
+            residency = replace(residency, jit_ttl_s=self.jit_ttl_s)
+        chosen: dict[str, Any] = {"residency": residency}
+        if self.prompt_cache is not None:
+            chosen["prompt_cache"] = self.prompt_cache
+        return replace(settings, **chosen)

@@ -26,8 +26,9 @@ from hearth.config.launch import (
 )
 from hearth.core.errors import ModelLoadError
 from hearth.core.model_info import LoadConfig
+from hearth.library.projectors import projector_beside
 from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
-from hearth.supervisor.launch_options import EndpointOptions, LoadOptions
+from hearth.supervisor.launch_options import EndpointOptions, LoadOptions, WorkerOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ class Supervisor:
         self.model_path: Path | None = None
         self.options = LoadOptions()
         self.endpoint = EndpointOptions()  # for every start(); see set_endpoint()
+        self.worker_options = WorkerOptions()  # Settings → Models, for every start()
         self.endpoint_error: str | None = None  # why the endpoint was kept off, if it was
         self.port: int | None = None  # the worker's private port (the app's own)
         self.endpoint_port: int | None = None  # where the endpoint listens; None: closed
@@ -140,15 +142,18 @@ class Supervisor:
 
     # ------------------------------------------------------------------ start
     def launch_settings(self) -> LaunchSettings:
-        """What the next worker is started with: the model and the load choices. It
+        """What the next worker is started with: the model, the load choices and
+        Settings → Models (``worker_options``). It
         always starts private (loopback, a random port, this launch's token only); the
         endpoint is opened on it once it is ready (see ``set_endpoint``)."""
         path = self.model_path or NO_MODEL
-        settings = LaunchSettings(
-            load=self.options.apply(LoadConfig(model_path=path)),
-            parent_pid=os.getpid(),  # the worker exits if we die
-        )
-        return EndpointOptions(enabled=False).apply(settings)
+        load = self.options.apply(LoadConfig(model_path=Path(path)))
+        if self.model_path is not None and load.mmproj_path is None:
+            # a vision model's projector beside it, as the Library pairs them (a listing of
+            # one folder); `hearth serve --model PATH` leaves that to --mmproj
+            load = replace(load, mmproj_path=projector_beside(Path(self.model_path)))
+        settings = LaunchSettings(load=load, parent_pid=os.getpid())  # exits if we die
+        return EndpointOptions(enabled=False).apply(self.worker_options.apply(settings))
 
     async def start(self, model_path: Path | str, options: LoadOptions | None = None) -> str:
         """Launch a worker for ``model_path`` and wait until it serves; returns the model id.
@@ -285,16 +290,28 @@ class Supervisor:
         # During start(), start() itself notices the exit and reports the error.
 
     async def set_endpoint(self, endpoint: EndpointOptions) -> str | None:
-        """Use ``endpoint`` from now on; returns the model id, None with no worker.
+        """Use ``endpoint`` from now on; returns the model id ("" for none loaded), None
+        with no worker.
 
         Every change (on/off, port, LAN, key rule, the key list) goes to the running
-        worker live: the model stays loaded and the request log goes on. A key store the
-        worker cannot read, or a port another program holds, keeps the endpoint off;
-        ``endpoint_error`` says why.
+        worker live: the model stays loaded and the request log goes on. Turned on with
+        no worker running, it starts one without a model, as ``hearth serve`` without
+        ``--model`` runs: it listens, lists the library, and a request that names a
+        library model loads it. A key store the worker cannot read, or a port another
+        program holds, keeps the endpoint off; ``endpoint_error`` says why.
         """
         self.endpoint = endpoint
-        if self._process is None or self.model_path is None:
-            return None
+        if self._process is None:
+            if not endpoint.enabled:
+                return None
+            log.info("starting a worker without a model for the endpoint")
+            generation = self._generation
+            try:
+                return await self.start(NO_MODEL)
+            except Exception:
+                if self._generation > generation + 1:  # a load replaced this worker at
+                    return None  # once; its start() opens the endpoint
+                raise
         if self.ready:
             await self._apply_endpoint()
         return self.model_id

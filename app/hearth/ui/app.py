@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 from hearth.config.folders import log_dir
 from hearth.ui.event_loop import create_event_loop
 from hearth.ui.gc_guard import GcOnGuiThread
-from hearth.ui.main_window import MainWindow
+from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import SystemThemeFollower, apply_theme
 
 log = logging.getLogger(__name__)

@@ -331,3 +331,33 @@ def test_async_store_runs_off_the_calling_thread(tmp_path: Path) -> None:
             await db.run(lambda s: s.presets())
 
     asyncio.run(scenario())
+
+
+def test_a_replys_tool_calls_are_kept_in_order_and_go_with_it(tmp_path: Path):
+    from hearth.chats import ToolCallRecord, ToolOutcome
+
+    store = ChatStore(tmp_path / "chats.db")
+    conv = store.create_conversation("tools")
+    store.add_message(conv.id, "user", "what time is it?")
+    reply = store.add_message(conv.id, "assistant", "Checking. It is noon.")
+    first = ToolCallRecord(0, 10, "c1", "time", "get_current_time", '{"timezone": "UTC"}',
+                           '{"datetime": "12:00"}', ToolOutcome.OK, 0.25)  # fmt: skip
+    second = ToolCallRecord(0, 10, "c2", "time", "convert_time", "{}", "The user denied this"
+                            " tool call.", ToolOutcome.DENIED)  # fmt: skip
+    store.tool_calls.add(reply.id, first)
+    store.tool_calls.add(reply.id, second)
+    reopened = ChatStore(tmp_path / "chats.db")
+    messages = reopened.messages(conv.id)
+    assert messages[0].tool_calls == ()
+    assert messages[1].tool_calls == (first, second)
+    reopened.delete_message(reply.id)
+    assert reopened.tool_calls.of_message(reply.id) == ()
+
+
+def test_a_chat_keeps_its_choice_of_tools(tmp_path: Path):
+    store = ChatStore(tmp_path / "chats.db")
+    conv = store.create_conversation("tools")
+    assert conv.tool_choice == ()
+    store.tool_calls.set_choice(conv.id, {("time", "get_current_time"), ("toy", "add")})
+    again = ChatStore(tmp_path / "chats.db").conversation(conv.id)
+    assert again.tool_choice == (("time", "get_current_time"), ("toy", "add"))

@@ -1,4 +1,5 @@
-"""``hearth serve --model/--draft-model`` take a library model's name as well as a path."""
+"""``hearth serve --model/--draft-model/--mmproj`` take a library model's name as well as
+a path, and a model named from the library gets its vision projector."""
 
 from __future__ import annotations
 
@@ -54,3 +55,28 @@ def test_a_name_found_nowhere_is_a_clear_error(tiny_model_q8: Path) -> None:
 def test_no_model_needs_no_lookup() -> None:
     plain = settings()
     assert resolve_model_names(plain) is plain
+
+
+def test_a_model_named_from_the_library_gets_the_projector_beside_it(tmp_path: Path) -> None:
+    folder = tmp_path / "owner" / "vision-GGUF"
+    folder.mkdir(parents=True)
+    model, projector = folder / "vision-Q4_K_M.gguf", folder / "mmproj-F16.gguf"
+    for path in (model, projector, folder / "mmproj-Q8_0.gguf"):
+        path.write_bytes(b"GGUF")
+    library = {"vision-Q4_K_M": model}
+    resolved = resolve_model_names(settings("--model", "vision-Q4_K_M"), library.get)
+    assert resolved.load.mmproj_path == projector  # F16 before the quantized one
+    argv = resolved.to_argv()  # and on to the worker
+    assert argv[argv.index("--mmproj") + 1] == str(projector)
+    by_path = resolve_model_names(settings("--model", str(model)), library.get)
+    assert by_path.load.mmproj_path is None  # a file given by path loads as given
+    chosen = resolve_model_names(
+        settings("--model", "vision-Q4_K_M", "--mmproj", str(folder / "mmproj-Q8_0.gguf")),
+        library.get,
+    )
+    assert chosen.load.mmproj_path == folder / "mmproj-Q8_0.gguf"  # the flag wins
+
+
+def test_an_mmproj_found_nowhere_is_a_clear_error(tiny_model_q8: Path) -> None:
+    with pytest.raises(UnknownModelError, match=r"--mmproj mmproj-nope\.gguf: no such GGUF"):
+        resolve_model_names(settings("--model", str(tiny_model_q8), "--mmproj", "mmproj-nope.gguf"))

@@ -17,6 +17,8 @@ from hearth.core.model_info import (
     SpecMode,
     SplitMode,
 )
+from hearth.core.prompt_cache import GIB, PromptCacheSettings
+from hearth.core.residency import ResidencySettings
 from hearth.engine.tool_formats import REGISTRY, ToolFormat
 
 EVERYTHING = LaunchSettings(
@@ -55,6 +57,10 @@ EVERYTHING = LaunchSettings(
     jit=False,
     ttl_s=12.5,
     parent_pid=4242,
+    prompt_cache=PromptCacheSettings(Path("/caches/kv here"), max_bytes=GIB + 5, min_tokens=77),
+    residency=ResidencySettings(
+        max_models=5, memory_budget_bytes=12 * GIB + 7, jit_ttl_s=90.5, load_queue_timeout_s=2.5
+    ),
 )
 
 
@@ -72,8 +78,14 @@ def _parse(argv: list[str]) -> LaunchSettings:
         LaunchSettings(require_key=False, port=0),
         LaunchSettings(load=LoadConfig(model_path=Path("/m.gguf"), n_gpu_layers=0)),
         LaunchSettings(load=LoadConfig(model_path=Path("/m.gguf"), spec_mode=SpecMode.OFF)),
+        LaunchSettings(prompt_cache=PromptCacheSettings(folder=None)),
+        LaunchSettings(prompt_cache=PromptCacheSettings(Path("/c"), max_bytes=1234567)),
+        LaunchSettings(residency=ResidencySettings(max_models=1, jit_ttl_s=None)),
     ],
-    ids=["defaults", "everything", "no-require-key", "cpu-only", "no-speculation"],
+    ids=[
+        "defaults", "everything", "no-require-key", "cpu-only", "no-speculation",
+        "no-prompt-cache", "odd-cache-budget", "one-model-kept",
+    ],
 )
 def test_settings_argv_parse_round_trip(settings: LaunchSettings) -> None:
     assert _parse(settings.to_argv()) == settings
@@ -135,3 +147,29 @@ def test_speculation_settings_are_checked_with_flag_names() -> None:
     assert "--draft-min must be at least 1, and --draft-max at least --draft-min." in problems
     assert "--spec draft needs a --draft-model." in problems
     assert LoadConfig(model_path=Path("/m.gguf")).problems() == []
+
+
+def test_the_prompt_cache_is_on_by_default_in_the_data_folder(tmp_path: Path) -> None:
+    cache = _parse([]).prompt_cache
+    assert cache.folder is not None and cache.folder.name == "prompt-cache"
+    assert cache.max_bytes is None and cache.min_tokens == 1024
+    assert _parse(["--prompt-cache", "off"]).prompt_cache.folder is None
+    assert "--prompt-cache" not in LaunchSettings().to_argv()  # the app's worker: same default
+
+
+@pytest.mark.parametrize("argv", [["--prompt-cache-max", "-1"], ["--prompt-cache-max", "x"],
+                                  ["--prompt-cache-min-tokens", "0"]])  # fmt: skip
+def test_bad_prompt_cache_flags_exit_2(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _parse(argv)
+    assert exited.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "argv", [["--max-models", "0"], ["--memory-budget", "-1"], ["--jit-ttl", "soon"],
+             ["--load-queue-timeout", "-5"]],
+)  # fmt: skip
+def test_bad_residency_flags_exit_2(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        _parse(argv)
+    assert exited.value.code == 2

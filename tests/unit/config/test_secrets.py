@@ -1,49 +1,29 @@
-"""Where secrets go, with keyring's real backends: null, fail, keyrings.alt's plain-text
-file, a locked one (tests/keyring_backends), and Hearth's own secrets.json."""
+"""Where secrets go, with keyring's real backends (null, fail), the test backends in
+tests/keyring_backends (a locked one, and one that carries keyrings.alt's plain-text
+file's name), and Hearth's own secrets.json."""
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
-import keyring.core
 import pytest
-from keyring.backend import KeyringBackend
-from keyrings.alt.file import PlaintextKeyring
 
 from hearth.config import secrets
 from hearth.config.api_keys import create_key, load_keys
 from hearth.config.paths import default_paths
 from hearth.config.secret_stores import KeyringKind, keyring_kind
+from keyring_backends.file_keyring import AltPlaintextKeyring
 from keyring_backends.locked_keyring import LockedKeyring
 
 NULL = "keyring.backends.null.Keyring"
 FAIL = "keyring.backends.fail.Keyring"
 
 
-@pytest.fixture
-def use_backend() -> Iterator[object]:
-    """Switch this process's keyring backend (by name or instance) for one test."""
-    previous = keyring.get_keyring()
-
-    def switch(backend: str | KeyringBackend) -> KeyringBackend:
-        ring = keyring.core.load_keyring(backend) if isinstance(backend, str) else backend
-        keyring.set_keyring(ring)
-        return ring
-
-    yield switch
-    keyring.set_keyring(previous)
-
-
-def plaintext_ring(tmp_path: Path) -> PlaintextKeyring:
-    ring = PlaintextKeyring()
-    ring.file_path = str(tmp_path / "alt" / "keyring_pass.cfg")
-    return ring
+def plaintext_ring(tmp_path: Path) -> AltPlaintextKeyring:
+    return AltPlaintextKeyring(tmp_path / "alt" / "keyring.json")
 
 
 def secrets_file() -> Path:
@@ -76,8 +56,10 @@ def test_fail_backend_cannot_say_nothing_is_stored(use_backend) -> None:
     with pytest.raises(secrets.SecretStoreError, match="No OS keyring") as info:
         secrets.get_hf_token()
     assert "--store file" in info.value.message
-    with pytest.raises(secrets.SecretStoreError):  # the server refuses to serve on this
-        load_keys()
+    # No keyring at all: no key made here can be in it, so there are none (the server
+    # starts); keys listed in the index still fail closed (test_api_key_index.py).
+    assert load_keys() == []
+    assert not default_paths().key_index_file.exists()  # a later keyring session still looks
 
 
 def test_locked_keyring_is_an_error_not_an_empty_store(use_backend) -> None:
@@ -93,8 +75,7 @@ def test_plaintext_keyring_is_reported_as_the_file_it_is(use_backend, tmp_path: 
     message = where.saved_message("Token")
     assert "OS keyring (" not in message
     assert f"plain text at {ring.file_path}" in message and "no OS keyring available" in message
-    stored = Path(ring.file_path).read_text()
-    assert base64.b64encode(b"hf_SecretValue123").decode() in stored  # base64 is not a lock
+    assert "hf_SecretValue123" in Path(ring.file_path).read_text()  # a file, not a lock
     assert secrets.get_hf_token() == "hf_SecretValue123"
 
 
@@ -127,12 +108,16 @@ def test_reads_look_in_the_configured_store(use_backend, monkeypatch) -> None:
     use_backend(NULL)
     file_store = secrets.open_store("file")
     key = create_key("laptop", file_store)
-    assert load_keys() == []  # configured: the (disabled) keyring, not the file
+    # Configured: the (disabled) keyring, not the file; it keeps nothing, and a key was
+    # made, so the keys cannot be checked: fail closed rather than find none.
+    with pytest.raises(secrets.SecretStoreError, match="null backend"):
+        load_keys()
     secrets.remember_choice(secrets.StoreChoice.FILE)
     assert secrets.configured_choice() is secrets.StoreChoice.FILE
     assert load_keys() == [key]
     monkeypatch.setenv(secrets.STORE_ENV, "keyring")  # the environment wins
-    assert load_keys() == []
+    with pytest.raises(secrets.SecretStoreError, match="null backend"):
+        load_keys()
     monkeypatch.setenv(secrets.STORE_ENV, "vault")
     with pytest.raises(secrets.SecretStoreError, match="keyring, file"):
         load_keys()

@@ -6,7 +6,7 @@ import queue
 
 from hearth.core.generation import GenerationEvent, TextDelta
 from hearth.core.sampling import SamplingParams
-from hearth.engine.batch import BatchBuilder
+from hearth.engine.batch import BatchBuilder, StepBatch, equal_share
 from hearth.engine.outbox import EventOutbox
 from hearth.engine.slots import Job, Slot
 
@@ -40,6 +40,61 @@ def test_a_decoding_slot_brings_its_drafts_and_a_prefilling_slot_a_prompt_chunk(
         step = builder.fill([prefilling], {}, budget=8)  # the rest: the prompt's last token
         assert step.n_tokens == 1 and step.outputs == [(prefilling, 0, [])]
         assert builder.batch.token[0] == 6 and bool(builder.batch.logits[0])
+    finally:
+        builder.free()
+
+
+def _prefilling(seq_id: int, n_prompt: int) -> Slot:
+    slot = Slot(seq_id=seq_id, n_prompt=n_prompt)
+    slot.job = _job(list(range(100 * seq_id, 100 * seq_id + n_prompt)))
+    return slot
+
+
+def _applied(step: StepBatch) -> dict[int, int]:
+    """Do what the scheduler does once a decode succeeded; the tokens each slot added."""
+    added = {}
+    for slot, piece in step.chunks:
+        slot.cached.extend(piece)
+        slot.pending_token = None
+        added[slot.seq_id] = len(piece)
+    for slot, _, _ in step.outputs:  # its prompt ended: it decodes from now on
+        slot.pending_token = 7
+    return added
+
+
+def test_simultaneous_prompts_of_unequal_length_prefill_in_equal_chunks() -> None:
+    # llama.cpp puts the same number of tokens of each sequence in one forward pass:
+    # ragged chunks (5, 7, 6, 9) would take four passes, and every first token waits.
+    slots = [_prefilling(i, n) for i, n in enumerate([5, 7, 6, 9])]
+    builder = BatchBuilder(64)
+    try:
+        step = builder.fill(slots, {}, budget=64)
+        assert _applied(step) == {0: 5, 1: 5, 2: 5, 3: 5}  # one pass; slot 0's prompt ends
+        assert [s.seq_id for s, _, _ in step.outputs] == [0]
+        # Next step: slot 0 decodes one token; the others add one each: one pass again.
+        step = builder.fill(slots, {}, budget=64)
+        assert _applied(step) == {0: 1, 1: 1, 2: 1, 3: 1}
+        assert [s.seq_id for s, _, _ in step.outputs] == [0, 2]  # slot 2's prompt ends
+        step = builder.fill(slots, {}, budget=64)
+        assert _applied(step) == {0: 1, 1: 1, 2: 1, 3: 1}
+        assert [s.seq_id for s, _, _ in step.outputs] == [0, 1, 2]
+        step = builder.fill(slots, {}, budget=64)
+        assert _applied(step) == {0: 1, 1: 1, 2: 1, 3: 2}  # the last one alone: whole
+        assert all(s.pending_token is not None for s in slots)
+    finally:
+        builder.free()
+
+
+def test_equal_share_stays_within_the_budget() -> None:
+    assert equal_share([], 64) == 0
+    assert equal_share([40, 300], 0) == 0
+    assert equal_share([40, 300], 64) == 32  # the budget shared out
+    assert equal_share([40, 300], 512) == 40  # no more than the shortest prompt needs
+    assert equal_share([40, 300, 9], 2) == 1  # a token each while the budget lasts
+    slots = [_prefilling(i, 10) for i in range(3)]
+    builder = BatchBuilder(16)
+    try:
+        assert _applied(builder.fill(slots, {}, budget=2)) == {0: 1, 1: 1}
     finally:
         builder.free()
 

@@ -80,9 +80,33 @@ def test_trim_and_lstrip_blocks_like_transformers():
     assert render(source) == "A\nB\nC"
 
 
-def test_tools_and_documents_are_none_when_absent():
-    source = "{{ tools is none }} {{ documents is none }} {{ tools is defined }}"
-    assert render(source) == "True True True"
+def test_tools_and_documents_are_undefined_when_absent():
+    """As llama.cpp renders; a template that loops over them unguarded loops over nothing."""
+    source = "{{ tools is defined }} {{ documents is defined }}{% for t in tools %}x{% endfor %}"
+    assert render(source) == "False False"
+
+
+def test_a_template_that_loops_over_tools_and_calls_unguarded_renders_a_plain_chat():
+    """Failed before with "TypeError: 'NoneType' object is not iterable" (tools=None)."""
+    from hearth.core.generation import ToolCall, ToolSpec
+    from llama_cpp_templates import PHI4_MINI_LIKE
+
+    template = ChatTemplate(PHI4_MINI_LIKE, bos_token="", eos_token="")
+    assert template.render([ChatMessage("user", "hi")]) == "<|user|>hi<|end|><|assistant|>"
+    with_system = [ChatMessage("system", "Be brief."), ChatMessage("user", "hi")]
+    assert template.render(with_system) == (
+        "<|system|>Be brief.<|end|><|user|>hi<|end|><|assistant|>"
+    )
+    call = ToolCall("c1", "f", '{"a": 1}')
+    text = template.render([ChatMessage("user", "hi"), ChatMessage("assistant", "", (call,))],
+                           tools=[ToolSpec("f")])  # fmt: skip
+    assert text.startswith('<|system|><|tool|>{"name": "f"')
+    assert '<|tool_call|>{"name": "f", "arguments": {"a": 1}}<|/tool_call|>' in text
+    # A caller's mapping with tool_calls: null (as some clients send) is the same turn.
+    plain = {"role": "assistant", "content": "yo", "tool_calls": None}
+    assert template.render([ChatMessage("user", "hi"), plain]) == (
+        "<|user|>hi<|end|><|assistant|>yo<|end|><|assistant|>"
+    )
 
 
 def test_documents_reach_the_template():
@@ -206,3 +230,24 @@ def test_gemma4_reopens_the_model_turn_after_text_with_calls(llama_cpp_templates
     assert render("Let me check.").endswith("Let me check.<turn|>\n<|turn>model\n")
     assert render("").endswith("<tool_response|>")
     assert render("Let me check.", prompt=False).endswith("<turn|>\n")
+
+
+def test_gpt_oss_gets_its_analysis_back_before_a_call(llama_cpp_templates) -> None:  # type: ignore[no-untyped-def]
+    """gpt-oss's template reads past reasoning from ``thinking`` (reasoning_content was
+    lost), and refuses content beside it in a turn with calls: llama.cpp drops the
+    content there, and so does Hearth."""
+    from hearth.core.generation import ToolCall, ToolSpec
+
+    source = (llama_cpp_templates / "openai-gpt-oss-120b.jinja").read_text(encoding="utf-8")
+    template = ChatTemplate(source, bos_token="", eos_token="")
+    tool = ToolSpec("get_weather", "", {"type": "object", "properties": {"city": {}}})
+    call = ToolCall("c1", "get_weather", '{"city": "Paris"}')
+    for content in ("", "Let me check."):
+        messages = [ChatMessage("user", "Weather?"),
+                    ChatMessage("assistant", content, (call,), reasoning="Need the weather."),
+                    ChatMessage("tool", "sunny", tool_call_id="c1")]  # fmt: skip
+        text = template.render(messages, tools=[tool])
+        assert (
+            "<|start|>assistant<|channel|>analysis<|message|>Need the weather.<|end|>"
+            "<|start|>assistant to=functions.get_weather"
+        ) in text

@@ -4,6 +4,9 @@ The oracle below is set up the way transformers' ``apply_chat_template`` sets up
 (written here independently, since transformers itself is heavy and not installed). Each
 template renders four conversation shapes; wherever the oracle renders, Hearth's text must
 be identical, and wherever the template refuses, Hearth must refuse with a request error.
+Without tools Hearth leaves ``tools`` undefined, as llama.cpp does, where transformers
+passes None: the texts agree wherever transformers renders, and a template transformers
+only ever renders with tools (Hermes' tool_use) must render as llama.cpp renders it.
 Templates that know nothing of tools get Hearth's documented flattening (tools described
 in a system message), and the oracle is given that same flattened conversation.
 """
@@ -124,11 +127,15 @@ def _oracle_env() -> ImmutableSandboxedEnvironment:
 
 
 def oracle_render(
-    source: str, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None
+    source: str, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None,
+    *, left_out: bool = False,
 ) -> str:
+    """transformers' render (``tools=None, documents=None`` when there are none), or with
+    ``left_out`` llama.cpp's, which leaves them undefined."""
     template = _oracle_env().from_string(source)
+    absent = {} if left_out else {"tools": tools, "documents": None}
     return template.render(
-        messages=list(messages), tools=tools, documents=None,
+        messages=list(messages), **absent,
         add_generation_prompt=True, bos_token=BOS, eos_token=EOS,
     )  # fmt: skip
 
@@ -158,6 +165,13 @@ def mismatches(source: str, name: str = "") -> list[str]:
             expected: str | None = oracle_render(source, ref_messages, ref_tools)
         except Exception:  # the template itself refuses this conversation
             expected = None
+        if expected is None and ref_tools is None:
+            # transformers only renders a tool_use template with tools; llama.cpp leaves
+            # ``tools`` undefined without them, as Hearth does, and that text must match.
+            try:
+                expected = oracle_render(source, ref_messages, None, left_out=True)
+            except Exception:
+                expected = None
         try:
             got: str | None = hearth.render(typed, tools=tools)
         except InvalidRequestError as exc:

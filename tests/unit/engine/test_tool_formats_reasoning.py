@@ -39,6 +39,11 @@ SAMPLES = [
      "Reply."),
     ("apriel", "Here are my reasoning steps:\n", "Step 1.\n[BEGIN FINAL RESPONSE]\nDone.",
      "Step 1.\n", "Done."),
+    # Apriel 1.5 writes the lead itself, and closes its answer with a marker.
+    ("apriel", "<|assistant|>\n", "Here are my reasoning steps:\nStep 1.\n[BEGIN FINAL RESPONSE]"
+     "\nDone.\n[END FINAL RESPONSE]\n", "Step 1.\n", "Done."),
+    ("apriel", "<|assistant|>\n", "Here are my thoughts.\n[BEGIN FINAL RESPONSE]\nA  b\n\n c.\n",
+     "Here are my thoughts.\n", "A  b\n\n c.\n"),
     ("harmony", "<|start|>assistant",
      "<|channel|>analysis<|message|>User wants 4.<|end|><|start|>assistant<|channel|>final"
      "<|message|>It is 4.<|return|>", "User wants 4.", "It is 4."),

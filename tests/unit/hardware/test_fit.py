@@ -307,13 +307,19 @@ def test_with_a_partial_offload_the_draft_gets_the_same_layer_count() -> None:
     from hearth.hardware.fit import draft_split
 
     mem = estimate_memory(DRAFT, ContextPlan())
-    # n_gpu_layers 3 covers 3 of the draft's 4 blocks, and not its output layer
-    gpu3, ram3 = draft_split(mem, 3, full=False)
-    assert gpu3 >= sum(mem.layer_weights[1:]) and mem.output_bytes <= ram3
+    # n_gpu_layers 3 covers the draft's output layer and its last 2 of 4 blocks, as
+    # llama.cpp counts (the output layer is offloaded first)
+    gpu3, ram3 = draft_split(mem, 3, full=False, gpu_backend=True)
+    assert gpu3 >= sum(mem.layer_weights[2:]) + mem.output_bytes
+    assert ram3 >= sum(mem.layer_weights[:2]) + mem.embedding_bytes
     # n_gpu_layers 10 covers all 4 blocks and, being above its count, the output too
-    gpu10, _ = draft_split(mem, 10, full=False)
+    gpu10, _ = draft_split(mem, 10, full=False, gpu_backend=True)
     assert gpu10 >= sum(mem.layer_weights) + mem.output_bytes
-    assert draft_split(mem, 0, full=False) == (0, mem.total_bytes)
+    assert draft_split(mem, 0, full=False, gpu_backend=False) == (0, mem.total_bytes)
+    # a GPU build keeps its compute buffer on the GPU even with no layers there
+    gpu0, ram0 = draft_split(mem, 0, full=False, gpu_backend=True)
+    assert gpu0 == mem.compute_bytes
+    assert ram0 == mem.total_bytes - mem.compute_bytes + mem.host_compute_bytes
 
 
 def test_the_suggested_quant_leaves_room_for_the_draft_it_is_named_in_the_summary() -> None:

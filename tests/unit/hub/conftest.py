@@ -8,14 +8,14 @@ from pathlib import Path
 import keyring
 import pytest
 from keyring.backend import KeyringBackend
-from keyrings.alt.file import PlaintextKeyring
+
+from keyring_backends.file_keyring import FileKeyring
 
 
 @pytest.fixture
 def file_keyring(tmp_path: Path) -> Iterator[KeyringBackend]:
     """A real keyring backend whose file lives in this test's tmp_path."""
-    ring = PlaintextKeyring()
-    ring.file_path = str(tmp_path / "keyring" / "keyring_pass.cfg")
+    ring = FileKeyring(tmp_path / "keyring" / "keyring.json")
     previous = keyring.get_keyring()
     keyring.set_keyring(ring)
     yield ring

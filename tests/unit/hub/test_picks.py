@@ -175,6 +175,14 @@ def hub() -> Iterator[FakeHub]:
             },
         )
         fake.add_repo(
+            "org/eyes-GGUF",
+            {
+                "eyes-Q4_K_M.gguf": deterministic_blob(2000, 8),
+                "mmproj-F16.gguf": deterministic_blob(300, 9),
+                "mmproj-Q8_0.gguf": deterministic_blob(200, 10),
+            },
+        )
+        fake.add_repo(
             "org/two-GGUF",
             {
                 "a/two-Q4_K_M.gguf": deterministic_blob(1000, 6),
@@ -196,6 +204,12 @@ def test_the_file_comes_from_the_listing(hub: FakeHub) -> None:
     # A renamed file: the table's old name gives way to what the repo has now.
     renamed = resolve_pick(_repo_pick("org/one-GGUF", "old-name-Q4_K_M.gguf"), endpoint=hub.url)
     assert renamed.paths == ("one-Q4_K_M.gguf",)
+
+
+def test_a_vision_pick_brings_its_f16_projector_after_the_model(hub: FakeHub) -> None:
+    got = resolve_pick(_repo_pick("org/eyes-GGUF"), endpoint=hub.url)
+    assert got.paths == ("eyes-Q4_K_M.gguf", "mmproj-F16.gguf")
+    assert got.size_bytes == 2300
 
 
 def test_a_split_model_gives_every_shard_in_order(hub: FakeHub) -> None:

@@ -45,10 +45,14 @@ def test_blocks_become_chat_messages_with_tool_turns() -> None:
     ]
 
 
-def test_images_are_refused_by_name() -> None:
+def test_image_urls_are_refused_and_documents_by_name() -> None:
     image = {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}
     body = _request([{"role": "user", "content": [image]}])
-    with pytest.raises(InvalidRequestError, match="image blocks are not supported"):
+    with pytest.raises(InvalidRequestError, match="not fetched"):
+        body.chat_messages()
+    document = {"type": "document", "source": {"type": "text", "data": "x"}}
+    body = _request([{"role": "user", "content": [document]}])
+    with pytest.raises(InvalidRequestError, match="Document blocks are not supported"):
         body.chat_messages()
 
 

@@ -19,8 +19,8 @@ from hearth.core.generation import ToolCall
 
 __all__ = [
     "DSML", "DS_BAR", "DS_SPACE", "FormatSpec", "ParsedOutput", "Schemas", "ToolFormat",
-    "args_from_text", "decode_json_prefix", "ds_token", "joined", "make_call", "new_call_id",
-    "no_calls", "typed_value",
+    "args_from_text", "decode_json_prefix", "ds_token", "joined", "make_call", "model_json",
+    "new_call_id", "no_calls", "typed_value",
 ]  # fmt: skip
 
 
@@ -46,6 +46,17 @@ class FormatSpec:
     parse: Parser
 
 
+# Models write raw tabs and newlines inside JSON strings (a code argument, mostly); strict
+# JSON refuses them and the call would fall back to text, so calls are read leniently.
+# What a call's arguments become is re-encoded (json.dumps), so clients get valid JSON.
+_MODEL_JSON = json.JSONDecoder(strict=False)
+
+
+def model_json(text: str) -> Any:
+    """``json.loads`` as a model's JSON needs it: control characters allowed in strings."""
+    return _MODEL_JSON.decode(text)
+
+
 def new_call_id() -> str:
     return f"call_{secrets.token_hex(12)}"
 
@@ -56,7 +67,7 @@ def make_call(name: object, args: object) -> ToolCall | None:
         return None
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = model_json(args) if args.strip() else {}
         except json.JSONDecodeError:
             return None
     if args is None:
@@ -72,7 +83,7 @@ def typed_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
     if kind == "string" or (isinstance(kind, list) and "string" in kind and len(kind) == 1):
         return raw
     try:
-        value = json.loads(raw)
+        value = model_json(raw)
     except json.JSONDecodeError:
         return raw
     if kind is None and not isinstance(value, (dict, list)) and not _looks_scalar(raw):
@@ -94,7 +105,7 @@ def decode_json_prefix(text: str) -> tuple[Any, int] | None:
     """The JSON value at the start of ``text`` (after spaces) and where it ends."""
     stripped = len(text) - len(text.lstrip())
     try:
-        value, end = json.JSONDecoder().raw_decode(text, stripped)
+        value, end = _MODEL_JSON.raw_decode(text, stripped)
     except json.JSONDecodeError:
         return None
     return value, end

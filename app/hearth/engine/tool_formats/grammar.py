@@ -16,12 +16,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llama_cpp import llama_grammar
-
 from hearth.core.chat_formats import GEMMA4_CALL
 from hearth.core.errors import InvalidRequestError
 from hearth.core.generation import ToolSpec
-from hearth.engine.grammar import relax_upper_bounds
+from hearth.engine.grammar import relax_upper_bounds, schema_to_gbnf
 from hearth.engine.tool_formats.base import DSML, ToolFormat, ds_token
 from hearth.engine.tool_formats.gemma4 import GEMMA4_END, GEMMA4_QUOTE
 from hearth.engine.tool_formats.json_formats import HERMES_CLOSE, HERMES_OPEN, MISTRAL_MARK
@@ -152,7 +150,7 @@ def _prefixed(rules: str, prefix: str) -> str:
 
 def _schema_rules(schema: dict[str, Any], rule: str, order: list[str]) -> str:
     try:
-        body = llama_grammar.json_schema_to_gbnf(json.dumps(schema), prop_order=order)
+        body = schema_to_gbnf(json.dumps(schema), prop_order=order)
     except Exception as exc:
         raise InvalidRequestError(f"A tool's parameters schema is unusable: {exc}",
                                   param="tools") from exc  # fmt: skip

@@ -20,6 +20,7 @@ from hearth.engine.tool_formats.base import (
     decode_json_prefix,
     joined,
     make_call,
+    model_json,
     no_calls,
 )
 
@@ -59,7 +60,7 @@ def parse_llama3(text: str, _schemas: Schemas) -> ParsedOutput:
     body = text.strip().removeprefix(LLAMA3_MARK).strip()
     if body.startswith("{"):
         try:
-            call = call_from_object(json.loads(body), args_keys=("parameters", "arguments"))
+            call = call_from_object(model_json(body), args_keys=("parameters", "arguments"))
         except json.JSONDecodeError:
             call = None
         if call is not None:

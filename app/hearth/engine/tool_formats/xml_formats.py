@@ -23,6 +23,7 @@ from hearth.engine.tool_formats.base import (
     args_from_text,
     joined,
     make_call,
+    model_json,
     no_calls,
 )
 
@@ -141,6 +142,6 @@ parse_deepseek_dsml = invoke_parser(DSML, ("function_calls", "tool_calls"))
 
 def _json_or_text(raw: str) -> Any:
     try:
-        return json.loads(raw)
+        return model_json(raw)
     except json.JSONDecodeError:
         return raw

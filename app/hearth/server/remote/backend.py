@@ -6,7 +6,8 @@ reply: one decoding path, and a client that goes away frees the engine's slot at
 (closing the connection is how OpenAI-compatible servers and Ollama learn of it).
 Failures name the engine: it is down or answers 5xx (502), it is busy (503 with its
 Retry-After), it does not have the model (404), it refuses the request (400), its
-stream breaks halfway (an error event, or a 502 for a client waiting on one reply).
+stream breaks halfway or closes without its last line (``[DONE]``, ``"done": true``):
+an error event, or a 502 for a client waiting on one reply, never a normal end.
 """
 
 from __future__ import annotations
@@ -61,11 +62,10 @@ _JSON = "application/json"
 
 
 class Decoder(Protocol):
-    ended: bool
+    ended: bool  # the engine's last line came: only then did the reply end
+    terminator: str  # that line, for the error that says it never came
 
     def feed(self, line: bytes) -> list[WireEvent]: ...
-
-    def end_of_stream(self) -> list[WireEvent]: ...
 
 
 class EngineObserver(Protocol):
@@ -308,7 +308,7 @@ class RemoteGeneration(Generation):
                 if decoder.ended:
                     return
             tail = [e for line in lines.close() for e in decoder.feed(line)]
-            for event in coalesce(tail + decoder.end_of_stream()):
+            for event in coalesce(tail):
                 converted = self._convert(event)
                 if converted is not None:
                     yield converted
@@ -316,8 +316,13 @@ class RemoteGeneration(Generation):
             log.warning("stream from engine %s broke: %s", self._backend.name, exc)
             yield self._failure(f"the stream broke off halfway ({exc}).")
             return
-        if not self._decoder.ended:
-            yield self._failure("the stream ended before the reply finished.")
+        if not decoder.ended:  # closed cleanly, but before its last line: cut off
+            log.warning("stream from engine %s closed without %s", self._backend.name,
+                        decoder.terminator)  # fmt: skip
+            yield self._failure(
+                f"the stream closed before its last line ({decoder.terminator}); "
+                "the reply is cut short."
+            )
 
     def _convert(self, event: WireEvent) -> PipelineEvent | None:
         if isinstance(event, StreamError):

@@ -123,7 +123,10 @@ def _arguments(text: str) -> dict[str, Any]:
 
 
 class NdjsonDecoder:
-    """Ollama's stream lines (``/api/chat`` messages or ``/api/generate`` responses)."""
+    """Ollama's stream lines (``/api/chat`` messages or ``/api/generate`` responses);
+    the end is the ``"done": true`` line, and a stream without it broke off."""
+
+    terminator = '"done": true'
 
     def __init__(self) -> None:
         self._calls: list[ToolCall] = []
@@ -153,9 +156,6 @@ class NdjsonDecoder:
         if chunk.get("done"):
             events += self._end(chunk)
         return events
-
-    def end_of_stream(self) -> list[WireEvent]:
-        return []  # an Ollama stream without its "done" line broke off
 
     def _end(self, chunk: dict[str, Any]) -> list[WireEvent]:
         self.ended = True

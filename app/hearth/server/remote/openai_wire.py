@@ -134,9 +134,12 @@ class SseDecoder:
     """OpenAI chat or completions chunks (``data: {...}`` lines) into wire events.
 
     The finish reason and the usage come in separate chunks (usage last, with no
-    choices), so the end is reported at ``[DONE]`` or, if an engine omits it, when the
-    stream closes after a finish reason (:meth:`end_of_stream`).
+    choices), so the end is reported at ``[DONE]`` and only there: a stream that closes
+    without it was cut off (an engine killed between its last token and ``[DONE]``
+    looks, at the HTTP layer, like one that finished), and the backend says so.
     """
+
+    terminator = "data: [DONE]"
 
     def __init__(self) -> None:
         self._calls: dict[int, _PartialCall] = {}
@@ -174,10 +177,6 @@ class SseDecoder:
                 stop = choice.get("stop_reason")  # vLLM: the stop string that matched
                 self._stop = stop if isinstance(stop, str) else None
         return events
-
-    def end_of_stream(self) -> list[WireEvent]:
-        """The connection closed: an end if the engine had finished, else nothing."""
-        return self._end() if self._reason is not None and not self.ended else []
 
     def _choice_events(self, choice: dict[str, Any]) -> list[WireEvent]:
         if "text" in choice:  # completions

@@ -41,6 +41,7 @@ from hearth.library import Library
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 from hearth.supervisor import LoadOptions
 from hearth.supervisor.backend_probe import BackendProbe
+from hearth.supervisor.client import ResidencyStatus
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_choices import choices_to_save, model_key, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
@@ -53,6 +54,7 @@ from hearth.ui.dialogs.load_form import (
 )
 from hearth.ui.dialogs.load_placement import Placement, place_layers
 from hearth.ui.dialogs.load_remote import remote_engine, remote_note
+from hearth.ui.dialogs.load_residents import ResidentChoice
 from hearth.ui.dialogs.load_sections import (
     FittingScroll,
     compact_combo,
@@ -71,16 +73,8 @@ log = logging.getLogger(__name__)
 
 ADVANCED_OPEN = "load_dialog_advanced_open"  # settings key: the Advanced card unfolded
 
-__all__ = [
-    "DEFAULT_CONTEXT",
-    "FLASH_CHOICES",
-    "MAX_CONTEXT",
-    "LoadDialog",
-    "Placement",
-    "place_layers",
-    "plain_load_error",
-    "saved_load_options",
-]
+__all__ = ["DEFAULT_CONTEXT", "FLASH_CHOICES", "MAX_CONTEXT", "LoadDialog", "Placement",
+           "place_layers", "plain_load_error", "saved_load_options"]  # fmt: skip
 
 
 class LoadDialog(QDialog):
@@ -103,10 +97,12 @@ class LoadDialog(QDialog):
         speed: MachineSpeed | None = None,
         backend: BackendProbe | None = None,
         engines: EngineRegistry | None = None,
+        loaded: ResidencyStatus | None = None,
     ) -> None:
         """``library``: the models to switch to; ``speed``: the memory bandwidth (default:
         kept in ``store``, or measured now); ``backend``: can llama.cpp offload (None:
-        assume so, no notice); ``engines`` tells remote models from local ones."""
+        assume so, no notice); ``engines`` tells remote models from local ones;
+        ``loaded``: the worker's loaded models (Load alongside or Replace)."""
         super().__init__(parent)
         self.model_path = Path(model_path)
         self.store = store
@@ -124,6 +120,7 @@ class LoadDialog(QDialog):
         self.setAccessibleName("Load model dialog")
         self.setMinimumWidth(600)  # the cards' hints on two lines at most
         self.remote_model = str(model_path) if remote_engine(model_path, self.engines) else None
+        self._loaded = loaded
         self.model_combo = ModelChoice(self.model_path, library or Library(), self._tasks, self,
                                        label=self.remote_model)  # fmt: skip
         compact_combo(self.model_combo, 30)  # a long name must not widen the dialog
@@ -165,7 +162,7 @@ class LoadDialog(QDialog):
         if engine is not None:
             self.remote_label.setText(remote_note(name, engine))
             self.info_label.setText(f"Remote model on {engine.name} ({engine.kind.value})")
-        self.load_button.setText("Use" if engine else "Load")
+        self.residents.show_for(remote=engine is not None)  # Load, Load alongside, or Use
         if engine is None:
             self.form.restore(self.store.settings.model_load_options.get(self._key(), {}))
             self.spec.set_target(self.model_path, None)
@@ -206,6 +203,9 @@ class LoadDialog(QDialog):
         cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         cancel.setAccessibleName("Cancel")
         self.buttons.accepted.connect(self.accept)
+        loaded = self._loaded or ResidencyStatus()
+        self.residents = ResidentChoice(self.buttons, self.load_button, loaded.models,
+                                        loaded.limits, self)  # fmt: skip
         self.buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
@@ -220,6 +220,7 @@ class LoadDialog(QDialog):
             layout.addWidget(widget)
         layout.addWidget(self.scroll_area, 1)
         layout.addWidget(self.summary)
+        self.summary.body.addWidget(self.residents.label)  # the estimate counts them
         layout.addWidget(self.buttons)
 
         self.autofit_button.clicked.connect(self.auto_fit)
@@ -341,6 +342,7 @@ class LoadDialog(QDialog):
         self.gpu_value.setText("all" if n and value == n else f"{value} / {n}")
         problem = self.spec.problem() if self.remote_model is None else None
         self.load_button.setEnabled(self.error is None and problem is None)
+        self.residents.set_enabled(self.load_button.isEnabled())
         place = self.placement()
         mem = self.memory()
         if place is None or mem is None:
@@ -349,6 +351,7 @@ class LoadDialog(QDialog):
             self.estimate_changed.emit(text)
             return
         draft = self.draft_memory()
+        self.residents.update(sum(p.size for p in parts_of(mem, draft)))
         words, speed_tip, tok_s = place.describe(), "", None
         if place.fits and self.bandwidth is not None and self.meta is not None:
             tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
@@ -379,20 +382,7 @@ class LoadDialog(QDialog):
     def load_options(self) -> LoadOptions:
         if self.remote_model is not None:
             return LoadOptions()  # the engine's own settings apply
-        kv = self.kv_combo.currentText()
-        return LoadOptions(
-            n_ctx=self.ctx_spin.value(),
-            n_parallel=self.parallel_spin.value(),
-            n_gpu_layers=self.form.n_gpu_layers(self.meta is not None),
-            n_threads=self.threads_spin.value(),
-            cache_type_k=kv,
-            cache_type_v=kv,
-            flash_attention=self.flash_combo.currentText(),
-            use_mmap=self.mmap_check.isChecked(),
-            use_mlock=self.mlock_check.isChecked(),
-            chat_format=self.format_combo.chosen(),
-            **self.spec.options(),
-        )
+        return self.form.load_options(self.meta is not None, self.spec.options())
 
     def accept(self) -> None:
         if self.remote_model is None:

@@ -29,10 +29,11 @@ from PySide6.QtWidgets import (
 
 from hearth.core.quantization import KV_CACHE_TYPES
 from hearth.hardware import ContextPlan
+from hearth.supervisor import LoadOptions
 from hearth.ui.dialogs.chat_format_choice import ChatFormatCombo
 from hearth.ui.dialogs.load_sections import FoldingSection, ToneLabel
-from hearth.ui.section import Section
 from hearth.ui.style.tokens import SPACE
+from hearth.ui.widgets.section import Section
 
 log = logging.getLogger(__name__)
 
@@ -209,3 +210,21 @@ class LoadForm(QWidget):
         model's header is ``known``."""
         n, value = self.gpu_slider.maximum(), self.gpu_slider.value()
         return (-1 if n and value >= n else value) if known else None
+
+    def load_options(self, known: bool, speculation: dict[str, Any]) -> LoadOptions:
+        """The knobs as the worker's load options (``speculation``: the Speculation
+        card's); the GPU layers only once the model's header is ``known``."""
+        kv = self.kv_combo.currentText()
+        return LoadOptions(
+            n_ctx=self.ctx_spin.value(),
+            n_parallel=self.parallel_spin.value(),
+            n_gpu_layers=self.n_gpu_layers(known),
+            n_threads=self.threads_spin.value(),
+            cache_type_k=kv,
+            cache_type_v=kv,
+            flash_attention=self.flash_combo.currentText(),
+            use_mmap=self.mmap_check.isChecked(),
+            use_mlock=self.mlock_check.isChecked(),
+            chat_format=self.format_combo.chosen(),
+            **speculation,
+        )

@@ -62,15 +62,16 @@ def place_layers(
     system: SystemMemory,
     draft: MemoryBreakdown | None = None,
 ) -> Placement:
-    """Split ``mem`` between GPU and RAM with the last ``gpu_layers`` layers offloaded
-    (the way llama.cpp does it: the output head goes to the GPU only with all layers),
-    plus ``draft``'s memory placed the way the engine places a draft model."""
+    """Split ``mem`` between GPU and RAM for ``n_gpu_layers`` = ``gpu_layers``, as
+    llama.cpp counts them (the output head first, then the last blocks; all of them
+    is -1), plus ``draft``'s memory placed the way the engine places a draft model."""
     n = mem.n_layers
     layers = max(0, min(gpu_layers, n))
     full = n > 0 and layers == n
-    gpu, ram = split_memory(mem, layers, full)
+    gpu_backend = bool(system.gpus)
+    gpu, ram = split_memory(mem, layers, full, gpu_backend=gpu_backend)
     if draft is not None:
-        draft_gpu, draft_ram = draft_split(draft, layers, full)
+        draft_gpu, draft_ram = draft_split(draft, layers, full, gpu_backend=gpu_backend)
         gpu, ram = gpu + draft_gpu, ram + draft_ram
     vram = system.usable_vram
     return Placement(

@@ -1,6 +1,6 @@
 """The Load dialog's building blocks on top of the app's ``Section`` card.
 
-Settings and the Server page are made of ``ui/section.py`` cards; the Load dialog uses
+Settings and the Server page are made of ``ui/widgets/section.py`` cards; the Load dialog uses
 the same ones so it looks like the rest of the app. Two things it needs that a settings
 page does not: a row whose control spans the card (the GPU-offload slider reads badly
 squeezed into the right-hand column), and a card that folds (LM Studio keeps the
@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.ui.content_scroll import ContentScroll
-from hearth.ui.section import Section
 from hearth.ui.style.icons import icon
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.theme_hook import ThemeHook, app_tokens, set_sheet
 from hearth.ui.style.tokens import SPACE, Tokens
+from hearth.ui.widgets.content_scroll import ContentScroll
+from hearth.ui.widgets.section import Section
 
 log = logging.getLogger(__name__)
 

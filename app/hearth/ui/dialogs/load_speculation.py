@@ -43,7 +43,7 @@ from hearth.hardware.speed import (
 from hearth.library import LocalModel
 from hearth.library.gguf_metadata import GgufMetadata
 from hearth.ui.dialogs.load_sections import ToneLabel, compact_combo
-from hearth.ui.section import Section
+from hearth.ui.widgets.section import Section
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The Load dialog's memory estimate, as a summary card at its foot.
 
 The estimate is where Hearth is ahead of LM Studio, so it gets the clearest place: a
-fit chip (green, amber or red, as everywhere else: ``ui/fit_chip.py``) with the speed
+fit chip (green, amber or red, as everywhere else: ``ui/widgets/fit_chip.py``) with the speed
 estimate next to the card's title; one bar stacked by what takes the memory (weights,
 KV cache, compute buffers, a draft model) with its legend and sizes; a meter each for
 the GPU's memory and the RAM, filled to the share this load would take; and one line
@@ -28,10 +28,17 @@ from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown
 from hearth.hardware.speed import format_speed
 from hearth.ui.dialogs.load_placement import Placement
-from hearth.ui.fit_chip import SLOW_TOK_S, TIGHT_SHARE, Chip, ChipLevel, FitChip, chip_colors
-from hearth.ui.section import Section
 from hearth.ui.style.theme import tokens_for
 from hearth.ui.style.tokens import RADIUS, SPACE, Tokens
+from hearth.ui.widgets.fit_chip import (
+    SLOW_TOK_S,
+    TIGHT_SHARE,
+    Chip,
+    ChipLevel,
+    FitChip,
+    chip_colors,
+)
+from hearth.ui.widgets.section import Section
 
 log = logging.getLogger(__name__)
 

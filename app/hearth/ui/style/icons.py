@@ -29,6 +29,8 @@ NAMES = {
     "eject": "mdi6.eject-outline",
     "stop": "mdi6.stop",
     "send": "mdi6.send",
+    "attach": "mdi6.paperclip",
+    "close": "mdi6.close",
     "regenerate": "mdi6.refresh",
     "recommended": "mdi6.star-outline",
     "disk": "mdi6.harddisk",
@@ -43,10 +45,12 @@ NAMES = {
     "data_folders": "mdi6.folder-cog-outline",
     "account": "mdi6.account-circle-outline",
     "engines": "mdi6.cloud-outline",
+    "tools": "mdi6.tools",
     "appearance": "mdi6.palette-outline",
     "key": "mdi6.key-outline",
     "config": "mdi6.code-braces",
     "requests": "mdi6.swap-vertical",
+    "attach_image": "mdi6.image-plus-outline",
 }
 
 

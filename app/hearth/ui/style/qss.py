@@ -2,7 +2,7 @@
 
 Object names and dynamic properties select the app's own pieces: ``#pageRail`` (the
 left navigation), ``QFrame[card="true"]`` (empty-state and page cards, clickable),
-``QFrame[section="true"]`` (the titled panels of Settings and Server, ``ui/section.py``),
+``QFrame[section="true"]`` (the titled panels of Settings and Server, ``ui/widgets/section.py``),
 ``QPushButton[primary="true"]`` (the one main action of a view), ``QLabel[role=...]``
 ("title", "subtitle", "muted", "caption"). Everything else is stock widgets, kept close
 to the Fusion style. Input frames (line edits, spin and combo boxes) use
@@ -160,6 +160,7 @@ QLabel[role="title"] {{ color: {t.text}; font-size: {TYPE["title"]}pt; font-weig
 QLabel[role="display"] {{ color: {t.text}; font-size: {TYPE["display"]}pt; font-weight: 600; }}
 QLabel[role="subtitle"] {{ color: {t.text}; font-size: {TYPE["subtitle"]}pt; font-weight: 600; }}
 QLabel[role="muted"] {{ color: {t.text_muted}; }}
+QLabel[role="error"] {{ color: {t.danger}; }}
 QLabel[role="caption"] {{ color: {t.text_muted}; font-size: {TYPE["caption"]}pt; }}
 QLabel#chatStats {{ color: {t.text_muted}; padding: 2px {l_}px; }}
 QLabel#editBanner {{ color: {t.text}; background: {t.surface_alt}; padding: {s}px;

@@ -1,5 +1,6 @@
-"""A request a remote engine serves is not left counted as arriving at the local engine
-(its scheduler would wait for a request that never comes), streamed or not."""
+"""A request a remote engine serves is never counted as arriving at a local engine (its
+scheduler would wait for a request that never comes), streamed or not; a local request
+counts at its own model's engine until it is queued."""
 
 from __future__ import annotations
 
@@ -33,29 +34,35 @@ async def sse_engine(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
     writer.close()
 
 
-def test_a_remote_request_stops_counting_as_arriving_locally(tmp_path: Path) -> None:
+def test_a_remote_request_never_counts_as_arriving_locally(
+    tmp_path: Path, tiny_model_q8: Path
+) -> None:
     async def scenario() -> tuple[int, int, int, list[object]]:
         server = await asyncio.start_server(sse_engine, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         registry = EngineRegistry(tmp_path / "engines.json")
         registry.add("far", f"http://127.0.0.1:{port}")
-        engine = Engine()
         remote = RemoteEngines(registry)
-        models = ModelManager(engine, catalog=None, base_config=LoadConfig(Path()))
-        pipeline = Pipeline(engine, models, remote=remote)
+        config = LoadConfig(tiny_model_q8, n_ctx=256, n_parallel=1, n_threads=2)
+        models = ModelManager(Engine, catalog=None, base_config=config)
+        await models.load(config)
+        engine = models.residents()[0].engine
+        pipeline = Pipeline(models, remote=remote)
         prompt = ChatPrompt((ChatMessage("user", "Hello"),))
         request = PipelineRequest("far/m", prompt, SamplingParams(max_tokens=4), request_id="r1")
-        with engine.incoming("r1"):  # what every generation route does first
-            before = engine.arriving
+        with models.request("r1"):  # what every generation route does first
             generation = await pipeline.start(request)
             during = engine.arriving
             events: list[object] = [e async for e in generation.events()]
-        with engine.incoming("r2"):  # a local request still counts until it is queued
+        with models.request("r2"):  # a local request counts at its engine until queued
+            await models.use(None, request_id="r2", generate=True)
             local = engine.arriving
+        after = engine.arriving
         await remote.close()
+        await models.unload()
         server.close()
-        return before, during, local, events
+        return during, local, after, events
 
-    before, during, local, events = asyncio.run(scenario())
-    assert (before, during, local) == (1, 0, 1)
+    during, local, after, events = asyncio.run(scenario())
+    assert (during, local, after) == (0, 1, 0)
     assert events[0] == TextDelta("hi") and isinstance(events[-1], Finished)

@@ -50,7 +50,7 @@ def feed_all(decoder: openai_wire.SseDecoder | ollama_wire.NdjsonDecoder,
     events: list[WireEvent] = []
     for line in lines:
         events += decoder.feed(line.encode())
-    return events + decoder.end_of_stream()
+    return events
 
 
 def test_a_chat_request_in_openai_form() -> None:
@@ -103,15 +103,14 @@ def test_an_openai_stream_with_reasoning_tool_calls_and_usage_at_the_end() -> No
     assert len(events) == 4
 
 
-def test_an_openai_stream_without_done_ends_at_close_only_if_it_finished() -> None:
+def test_an_openai_stream_ends_at_done_only_not_at_its_finish_reason() -> None:
     finished = sse_lines({"choices": [{"index": 0, "text": "x", "finish_reason": "length",
                                        "stop_reason": None}]})  # fmt: skip
-    events = feed_all(openai_wire.SseDecoder(), finished)
-    assert events[0] == TextDelta("x")
-    assert isinstance(events[1], StreamEnd) and events[1].reason is FinishReason.LENGTH
-    cut = sse_lines({"choices": [{"index": 0, "text": "x", "finish_reason": None}]})
-    decoder = openai_wire.SseDecoder()
-    assert feed_all(decoder, cut) == [TextDelta("x")] and not decoder.ended
+    decoder = openai_wire.SseDecoder()  # a stream closed here was cut off before [DONE]
+    assert feed_all(decoder, finished) == [TextDelta("x")] and not decoder.ended
+    end = decoder.feed(b"data: [DONE]")
+    assert decoder.ended and isinstance(end[0], StreamEnd)
+    assert end[0].reason is FinishReason.LENGTH
 
 
 def test_an_error_inside_an_openai_stream() -> None:

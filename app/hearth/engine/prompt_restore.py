@@ -1,0 +1,133 @@
+"""Saved prompt states read off the decode loop, and the check that a slot's KV still
+serves a prefix.
+
+A state file runs to gigabytes for a long prompt on a big model. Read and verified on
+the scheduler thread, it would stall every other slot's stream for as long, so the
+lookup and the read happen while the request is being queued (``PromptReader``, one
+reader thread: reads don't fight over the disk), and the request reaches the scheduler
+with the state in memory; the scheduler thread only hands the bytes to llama.cpp.
+
+Sliding-window layers (Gemma 3, ...): llama.cpp's sequence state holds only the last
+window of positions of those layers, whatever the cache keeps. A state cut back to a
+shorter prefix would leave them without the window before the cut, silently changing
+the output; ``window_kept`` says when a cut is safe, for restored and in-memory KV
+alike.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import llama_cpp
+
+from hearth.engine.model import LlamaModel
+from hearth.engine.prompt_store import PromptStore, SavedState, block_chain
+from hearth.engine.slots import Slot, common_prefix
+
+log = logging.getLogger(__name__)
+
+
+def window_kept(model: LlamaModel, seq_id: int, n_keep: int) -> bool:
+    """Whether ``seq_id``, cut to its first ``n_keep`` positions, still has every
+    position a token at ``n_keep`` attends to in the sliding-window layers. True for
+    models without such layers. (A sliding window of ``n`` sees the ``n - 1`` positions
+    before a token; a chunked window never more.)"""
+    n_swa = int(llama_cpp.llama_model_n_swa(model.model))
+    if n_swa <= 0 or n_keep <= 0:
+        return True
+    # llama.cpp reports the sliding layers' positions here, which run without a gap
+    first = int(llama_cpp.llama_memory_seq_pos_min(model.memory, seq_id))
+    last = int(llama_cpp.llama_memory_seq_pos_max(model.memory, seq_id))
+    return 0 <= first <= max(0, n_keep - n_swa + 1) and last == n_keep - 1
+
+
+class PromptReader:
+    """Finds and reads the saved state a prompt extends, on its own thread. Requests
+    for the same state while one copy is in memory share it. ``close`` before the
+    model goes."""
+
+    def __init__(self, model: LlamaModel, store: PromptStore, key: bytes, block: int) -> None:
+        self._model = model
+        self._store = store
+        self._key = key
+        self._block = block
+        self._slots: Sequence[Slot] = ()
+        self._n_swa = int(llama_cpp.llama_model_n_swa(model.model))
+        self._closed = threading.Event()
+        # States handed out and still held by a queued job: a second request for one
+        # shares it rather than read the file again. Only the reader thread adds.
+        self._held: weakref.WeakValueDictionary[bytes, SavedState] = (
+            weakref.WeakValueDictionary()
+        )
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-prompt-read")
+
+    def watch(self, slots: Sequence[Slot]) -> None:
+        """The scheduler's slots: a prompt they already hold is not read from disk."""
+        self._slots = slots
+
+    def prefetch(self, tokens: Sequence[int]) -> Future[SavedState | None]:
+        """The saved state holding the longest prefix of ``tokens`` that no slot holds,
+        read and verified; None when there is none (or it is no use). Never fails."""
+        if len(tokens) - 1 >= self._block and not self._closed.is_set():
+            try:
+                return self._executor.submit(self._lookup, list(tokens))
+            except RuntimeError:  # closed meanwhile: the model is going
+                pass
+        miss: Future[SavedState | None] = Future()
+        miss.set_result(None)
+        return miss
+
+    def _lookup(self, tokens: list[int]) -> SavedState | None:
+        try:
+            return self._find(tokens)
+        except Exception:
+            log.exception("prompt cache: looking up a saved prompt failed; prefilling")
+            return None
+
+    def _find(self, tokens: list[int]) -> SavedState | None:
+        last = len(tokens) - 1
+        in_memory = self._in_slots(tokens)
+        chain = block_chain(self._key, tokens, self._block)
+        while chain and not self._closed.is_set():
+            found = self._store.find(chain)
+            if found is None:
+                return None
+            name, n_blocks = found
+            if min(n_blocks * self._block, last) - in_memory < self._block:
+                return None  # a slot holds (nearly) as much
+            saved = self._held.get(name) or self._store.read(name, self._key)
+            if saved is None:  # damaged (and deleted) or gone: the next best, if any
+                continue
+            usable = min(common_prefix(saved.tokens, tokens), last)
+            if len(saved.tokens) <= self._model.n_ctx_per_slot and self._window(saved, usable):
+                self._held[name] = saved
+                return saved
+            chain = chain[: n_blocks - 1]  # a larger context's, or a window past the cut
+        return None
+
+    def _window(self, saved: SavedState, usable: int) -> bool:
+        """Whether ``saved``, cut to ``usable`` tokens, keeps the sliding window before
+        the cut: it holds the last ``n_swa`` positions of its own tokens only. (The
+        check after loading, ``window_kept``, is the one that decides.)"""
+        n_swa, n_saved = self._n_swa, len(saved.tokens)
+        return n_swa <= 0 or n_saved <= n_swa or usable >= n_saved - 1
+
+    def _in_slots(self, tokens: list[int]) -> int:
+        """The longest prefix of ``tokens`` a slot holds, as last seen from this thread:
+        the scheduler may change it meanwhile (it decides again when the job starts)."""
+        longest = 0
+        for slot in self._slots:
+            try:
+                longest = max(longest, common_prefix(slot.cached, tokens))
+            except IndexError:  # replaced while compared
+                continue
+        return longest
+
+    def close(self) -> None:
+        """Stop looking up: reads queued return None, the one under way finishes."""
+        self._closed.set()
+        self._executor.shutdown(wait=True)

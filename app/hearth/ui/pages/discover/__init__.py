@@ -1,0 +1,2 @@
+"""Discover: search Hugging Face, a repo's page with its quantizations and their fit.
+"""

@@ -1,0 +1,2 @@
+"""Downloads: one card per download, with its state's buttons.
+"""

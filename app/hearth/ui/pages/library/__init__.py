@@ -1,0 +1,2 @@
+"""Library: the models on disk, found models from other apps, quantize.
+"""

@@ -1,0 +1,2 @@
+"""Server: the endpoint, API keys, client configs and the request log.
+"""

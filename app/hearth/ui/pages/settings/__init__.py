@@ -1,0 +1,3 @@
+"""Settings: models folders, downloads, the Hugging Face account, remote engines,
+appearance.
+"""

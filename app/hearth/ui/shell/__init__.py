@@ -1,0 +1,3 @@
+"""The window's shell: the main window, the top bar and model picker, the page rail, the
+status line, crash recovery.
+"""

@@ -1,0 +1,104 @@
+"""A tiny Gemma 3 GGUF with sliding-window attention, for tests of SWA models.
+
+The llama architecture of tests/gguf_factory.py has no sliding window; Gemma 3 does:
+five of every six layers attend only to the last ``sliding_window`` positions, and
+llama.cpp keeps their KV cache apart (``llama_kv_cache_iswa``). A random-weight model
+with a short window shows, in seconds, what a real Gemma does over thousands of tokens:
+what the sequence-state API saves of those layers, and what a cut back to a prefix loses.
+
+Same vocabulary as the tiny llama (byte fallback, ChatML markers), so tests feed it the
+same token ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+from gguf_factory import FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows
+
+N_LAYER = 6  # Gemma 3's pattern: layers 0-4 slide, layer 5 sees the whole context
+N_EMBD = 256
+N_FF = 512
+N_HEAD = 4
+N_HEAD_KV = 2
+HEAD_DIM = 64
+
+
+def _shapes(n_vocab: int) -> dict[str, tuple[int, ...]]:
+    """numpy shapes (ggml's ne reversed) of every tensor llama.cpp's gemma3 loads."""
+    t = gguf.MODEL_TENSOR
+
+    def name(kind: gguf.MODEL_TENSOR, bid: int = 0) -> str:
+        return gguf.TENSOR_NAMES[kind].format(bid=bid) + ".weight"
+
+    q, kv = N_HEAD * HEAD_DIM, N_HEAD_KV * HEAD_DIM
+    shapes: dict[str, tuple[int, ...]] = {
+        name(t.TOKEN_EMBD): (n_vocab, N_EMBD),  # tied: the output reuses it
+        name(t.OUTPUT_NORM): (N_EMBD,),
+    }
+    per_layer: dict[gguf.MODEL_TENSOR, tuple[int, ...]] = {
+        t.ATTN_NORM: (N_EMBD,),
+        t.ATTN_Q: (q, N_EMBD),
+        t.ATTN_K: (kv, N_EMBD),
+        t.ATTN_V: (kv, N_EMBD),
+        t.ATTN_Q_NORM: (HEAD_DIM,),
+        t.ATTN_K_NORM: (HEAD_DIM,),
+        t.ATTN_OUT: (N_EMBD, q),
+        t.ATTN_POST_NORM: (N_EMBD,),
+        t.FFN_PRE_NORM: (N_EMBD,),
+        t.FFN_GATE: (N_FF, N_EMBD),
+        t.FFN_UP: (N_FF, N_EMBD),
+        t.FFN_DOWN: (N_EMBD, N_FF),
+        t.FFN_POST_NORM: (N_EMBD,),
+    }
+    for bid in range(N_LAYER):
+        for kind, shape in per_layer.items():
+            shapes[name(kind, bid)] = shape
+    return shapes
+
+
+def write_tiny_gemma3(path: Path, *, sliding_window: int = 64, seed: int = 0) -> Path:
+    """Write the tiny Gemma 3 (F16, seeded); same arguments, same bytes. Greedy decoding
+    emits only normal pieces (control and byte rows of the tied embedding are zero) and
+    never ends early, so replies have exact lengths."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    arch = gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.GEMMA3]
+    w = gguf.GGUFWriter(path, arch)
+    w.add_type(gguf.GGUFType.MODEL)
+    w.add_name("Hearth Tiny Gemma 3")
+    w.add_file_type(FILE_TYPES["F16"])
+    w.add_vocab_size(len(VOCAB.tokens))
+    w.add_context_length(4096)
+    w.add_embedding_length(N_EMBD)
+    w.add_feed_forward_length(N_FF)
+    w.add_block_count(N_LAYER)
+    w.add_head_count(N_HEAD)
+    w.add_head_count_kv(N_HEAD_KV)
+    w.add_key_length(HEAD_DIM)
+    w.add_value_length(HEAD_DIM)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_sliding_window(sliding_window)
+
+    add_tokenizer(w, VOCAB)
+
+    quiet = non_normal_rows(VOCAB)
+    embd = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.TOKEN_EMBD] + ".weight"
+    for tname, shape in _shapes(len(VOCAB.tokens)).items():
+        if len(shape) == 1:  # norms (GGUF holds Gemma's 1 + w already)
+            w.add_tensor(tname, np.ones(shape, dtype=np.float32))
+            continue
+        data = rng.standard_normal(shape, dtype=np.float32) * 0.05
+        if tname == embd:
+            data[quiet] = 0.0
+        w.add_tensor(tname, data.astype(np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
