@@ -208,6 +208,17 @@ def tiny_projector(tiny_models_dir: Path) -> Path:
     return gguf_projector.write_projector(folder / "mmproj-hearth-tiny-F16.gguf")
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen2vl(tiny_models_dir: Path) -> tuple[Path, Path]:
+    """A tiny Qwen2-VL (qwen2vl text model, M-RoPE) and its qwen2vl_merger projector
+    (tests/gguf_qwen2vl.py), in a folder of their own."""
+    from gguf_qwen2vl import write_qwen2vl_pair
+
+    folder = tiny_models_dir / "qwen2vl"
+    folder.mkdir(exist_ok=True)
+    return write_qwen2vl_pair(folder)
+
+
 # --------------------------------------------------------------------------- speculative decoding
 
 

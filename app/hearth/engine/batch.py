@@ -5,7 +5,9 @@ Every decoding slot puts in its next token, and its drafted tokens when it specu
 a token budget, logits only for a prompt's last token; a chunk stops at an image,
 which is a decode of its own (image_jobs.py). Slots go in sequence-id order: llama.cpp
 groups only consecutive sequence ids into one forward pass, so any other order splits
-the step.
+the step. A token's position is the slot's ``n_past`` on (past an M-RoPE image it is
+not its index in the prompt; llama.cpp repeats a text token's one position across the
+M-RoPE sections itself).
 
 Prefilling slots take chunks of one size (``equal_share``). With a KV stream per slot,
 llama.cpp's ``split_equal`` puts the same number of tokens of each sequence in a
@@ -61,7 +63,7 @@ class BatchBuilder:
             if slot.pending_token is not None:
                 draft = drafts.get(slot.seq_id, [])
                 for i, token in enumerate([slot.pending_token, *draft]):
-                    self._put(n + i, token, len(slot.cached) + i, slot.seq_id, True)
+                    self._put(n + i, token, slot.n_past + i, slot.seq_id, True)
                 step.outputs.append((slot, n, draft))
                 step.chunks.append((slot, [slot.pending_token]))
                 n += 1 + len(draft)
@@ -76,7 +78,7 @@ class BatchBuilder:
             piece = slot.job.tokens[start : start + take]
             for offset, token in enumerate(piece):
                 is_last = start + offset == slot.n_prompt - 1
-                self._put(n, token, start + offset, slot.seq_id, is_last)
+                self._put(n, token, slot.n_past + offset, slot.seq_id, is_last)
                 if is_last:
                     step.outputs.append((slot, n, []))
                 n += 1

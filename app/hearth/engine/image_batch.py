@@ -7,6 +7,11 @@ model reads an image with bidirectional attention (``ImageEmbeddings.non_causal`
 Gemma 3), causal attention is off for that decode and the whole image must fit in one
 micro-batch; otherwise it goes in pieces of the batch's capacity.
 
+An M-RoPE model (Qwen2-VL and its successors) reads four positions per embedding, the
+image's grid (``Projector.grid_positions``), laid out section by section over the
+decode's tokens: ``pos`` then points at a buffer of this batch's own, four times the
+capacity, and each piece of a split image gets its slice of every section.
+
 Only the scheduler thread decodes on the generation context; this batch is its to own.
 """
 
@@ -16,6 +21,8 @@ import ctypes
 import logging
 
 import llama_cpp
+import numpy as np
+import numpy.typing as npt
 
 from hearth.core.errors import EngineFailedError
 from hearth.engine.media_prompt import ImageEmbeddings
@@ -32,10 +39,17 @@ class EmbeddingBatch:
     splits a larger decode into micro-batches, which a non-causal image cannot be.
     """
 
-    def __init__(self, n_embd: int, capacity: int) -> None:
+    def __init__(self, n_embd: int, capacity: int, *, grid: bool = False) -> None:
         self.n_embd = n_embd
         self.capacity = capacity
         self._batch = llama_cpp.llama_batch_init(capacity, n_embd, 1)
+        # llama_batch_free frees the batch's own pos array: keep its address (a pointer
+        # read from the struct would change with the field) to put back before then
+        self._pos_type = type(self._batch.pos)
+        self._own_pos = ctypes.cast(self._batch.pos, ctypes.c_void_p).value or 0
+        self._grid_pos = (llama_cpp.llama_pos * (4 * capacity))() if grid else None
+        if self._grid_pos is not None:
+            self._batch.pos = ctypes.cast(self._grid_pos, self._pos_type)
 
     def decode(
         self,
@@ -44,11 +58,13 @@ class EmbeddingBatch:
         *,
         seq_id: int,
         pos: int,
+        grid: npt.NDArray[np.int32] | None = None,
         logits_last: bool = False,
-    ) -> int:
-        """Decode ``image`` into ``seq_id`` from position ``pos``; returns the position
-        after it. With ``logits_last`` the image's last embedding gets logits (a prompt
-        that ends in an image), at batch index ``last_index(image)``."""
+    ) -> None:
+        """Decode ``image`` into ``seq_id`` at positions ``pos`` on, or with a grid
+        batch at ``grid`` ([4, n_tokens], ``Projector.grid_positions``). With
+        ``logits_last`` the image's last embedding gets logits (a prompt that ends in
+        an image), at batch index ``last_index(image)``."""
         values = image.values
         n_tokens, width = (int(n) for n in values.shape)
         if width != self.n_embd:
@@ -65,7 +81,8 @@ class EmbeddingBatch:
         try:
             for start in range(0, n_tokens, self.capacity):
                 end = min(start + self.capacity, n_tokens)
-                self._fill(values[start:end].tobytes(), start, end, seq_id, pos)
+                self._fill(values[start:end].tobytes(), start, end, seq_id)
+                self._place(start, end, pos, grid)
                 self._batch.logits[end - start - 1] = logits_last and end == n_tokens
                 status = int(llama_cpp.llama_decode(ctx, self._batch))
                 if status != 0:
@@ -73,22 +90,33 @@ class EmbeddingBatch:
         finally:
             if image.non_causal:
                 llama_cpp.llama_set_causal_attn(ctx, True)
-        return pos + n_tokens
 
     def last_index(self, image: ImageEmbeddings) -> int:
         """The batch index of an image's last embedding after ``decode``: where its
         logits are, for ``llama_get_logits_ith``."""
         return (len(image.values) - 1) % self.capacity
 
-    def _fill(self, data: bytes, start: int, end: int, seq_id: int, pos: int) -> None:
+    def _place(self, start: int, end: int, pos: int, grid: npt.NDArray[np.int32] | None) -> None:
+        """Positions for embeddings ``start:end`` of an image: consecutive from ``pos``,
+        or the grid's columns, one section after another."""
+        if (grid is None) != (self._grid_pos is None):
+            raise EngineFailedError("An image's positions do not suit this model.")
+        if grid is None or self._grid_pos is None:
+            for i in range(end - start):
+                self._batch.pos[i] = pos + start + i
+            return
+        piece = np.ascontiguousarray(grid[:, start:end], dtype=np.int32)
+        ctypes.memmove(self._grid_pos, piece.ctypes.data, piece.nbytes)
+
+    def _fill(self, data: bytes, start: int, end: int, seq_id: int) -> None:
         batch = self._batch
         ctypes.memmove(batch.embd, data, (end - start) * self.n_embd * _FLOAT)
         for i in range(end - start):
-            batch.pos[i] = pos + start + i
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = seq_id
             batch.logits[i] = False
         batch.n_tokens = end - start
 
     def free(self) -> None:
+        self._batch.pos = ctypes.cast(self._own_pos, self._pos_type)
         llama_cpp.llama_batch_free(self._batch)

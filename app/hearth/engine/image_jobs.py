@@ -10,7 +10,9 @@ turns, and the step's text decode follows it, so the other slots' streams keep
 producing a token per step while a request with many images is read.
 
 The slot's ``cached`` gets the image's stand-in ids (``ImageChunk.stand_in_ids``), so
-the prefix cache finds the same picture in a follow-up turn and reuses it. Runs on the
+the prefix cache finds the same picture in a follow-up turn and reuses it. An M-RoPE
+image goes in at its grid of positions from the slot's ``n_past`` and moves that on by
+its ``n_pos`` (``Slot.pos_shift`` keeps the difference). Runs on the
 scheduler thread only, which owns the context.
 """
 
@@ -47,7 +49,7 @@ class ImageDecoder:
     def __init__(self, model: LlamaModel, projector: Projector, n_ubatch: int) -> None:
         self._model = model
         self._projector = projector
-        self._batch = EmbeddingBatch(model.n_embd, n_ubatch)
+        self._batch = EmbeddingBatch(model.n_embd, n_ubatch, grid=projector.uses_mrope)
         self._last_seq = -1  # the slot served last: the next one after it goes first
 
     @staticmethod
@@ -81,12 +83,15 @@ class ImageDecoder:
         started = time.perf_counter()
         embeddings = self._projector.encode(image)
         encoded = time.perf_counter()
-        pos = len(slot.cached)
-        last = pos + image.n_tokens >= slot.n_prompt
+        pos = slot.n_past
+        grid = self._projector.grid_positions(image, pos) if self._projector.uses_mrope else None
+        last = len(slot.cached) + image.n_tokens >= slot.n_prompt
         self._batch.decode(
-            self._model.ctx, embeddings, seq_id=slot.seq_id, pos=pos, logits_last=last
+            self._model.ctx, embeddings, seq_id=slot.seq_id, pos=pos, grid=grid, logits_last=last
         )
-        slot.cached.extend(image.stand_in_ids())
+        # the text after an M-RoPE image continues n_pos on, not n_tokens
+        slot.keep(slot.cached + list(image.stand_in_ids()),
+                  slot.pos_shift + image.n_pos - image.n_tokens)  # fmt: skip
         slot.image_ms += (encoded - started) * 1000
         slot.image_tokens += image.n_tokens
         log.debug("slot %d: image of %d tokens encoded in %.1f ms, decoded in %.1f ms",

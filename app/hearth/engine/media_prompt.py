@@ -8,6 +8,14 @@ the picture's digest, which no real token has. Two prompts then share a prefix t
 an image exactly when they show the same picture there, and the plain longest-common-
 prefix over ids the scheduler already does finds it; ``whole_prefix`` rounds a match
 down so that it never ends inside an image (an image is decoded whole, or not at all).
+
+Entries and positions: an entry is one KV cell (a text token or an image embedding);
+a position is what rotary attention sees. They are the same but for models that place
+an image on a grid (M-RoPE: Qwen2-VL, Qwen2.5-VL, Qwen3-VL), where an image of
+``n_tokens`` embeddings advances the position by only ``n_pos`` (its grid's longer
+side) and the text after it continues from there. ``pos_at`` maps an entry to its
+position; context limits count entries (cells are what fills up), positions are only
+what a decode is told.
 """
 
 from __future__ import annotations
@@ -119,6 +127,19 @@ class MediaPrompt:
         if isinstance(part, ImageChunk) and n < start + part.n_tokens:
             return start
         return min(n, self.n_tokens)
+
+    def pos_at(self, n: int) -> int:
+        """The position entry ``n`` is decoded at, for ``n`` outside an image (at a
+        part's start or in a text run), up to the prompt's end: the entries before it,
+        each image counted by its ``n_pos``."""
+        pos = 0
+        for start, part in zip(self._starts, self.parts, strict=True):
+            if start + part.n_tokens > n:
+                if isinstance(part, ImageChunk) and n > start:
+                    raise ValueError(f"entry {n} is inside an image")
+                return pos + n - start
+            pos += part.n_pos
+        return pos + n - self.n_tokens
 
     def image_at(self, n: int) -> ImageChunk | None:
         """The image whose first entry is entry ``n``, if one starts there."""

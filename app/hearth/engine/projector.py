@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from llama_cpp import mtmd_cpp
 
 from hearth.core.errors import EngineFailedError, InvalidRequestError, ModelLoadError
@@ -87,8 +88,8 @@ class Projector:
         self.n_embd = n_embd
         self.sees_images = bool(_mtmd.mtmd_support_vision(context))
         self.uses_mrope = bool(_mtmd.mtmd_decode_use_mrope(context))
-        """Qwen2-VL-style models place image embeddings on a 2D grid of positions (four
-        per embedding), which a plain ``llama_batch`` position cannot say."""
+        """Qwen2-VL-style models (M-RoPE) place image embeddings on a 2D grid: four
+        positions per embedding (``grid_positions``), fewer positions than embeddings."""
         self._closed = False
         self._busy = 0  # tokenize/encode calls in flight; close() waits for them
         self._lifetime = threading.Condition()
@@ -239,6 +240,25 @@ class Projector:
         finally:
             self._leave()
         return ImageEmbeddings(chunk_id=chunk.id, values=values, non_causal=chunk.non_causal)
+
+
+    def grid_positions(self, chunk: ImageChunk, pos_0: int) -> npt.NDArray[np.int32]:
+        """An M-RoPE image's positions from ``pos_0``, as libmtmd lays them out for its
+        model: int32 [4, n_tokens], the sections in the order the text model reads them
+        (time, row, column, spare)."""
+        self._enter()
+        try:
+            native = chunk.source.chunk(chunk.index)
+            image = _mtmd.mtmd_input_chunk_get_tokens_image(native)
+            if not image:
+                raise EngineFailedError("libmtmd has no image in an image chunk.")
+            out = (_mtmd.mtmd_decoder_pos * chunk.n_tokens)()
+            _mtmd.mtmd_helper_image_get_decoder_pos(image, pos_0, out)
+        finally:
+            self._leave()
+        grid = np.ctypeslib.as_array(out).view(np.uint32).reshape(chunk.n_tokens, 4)
+        # mtmd_decoder_pos is (t, x, y, z); the text model's sections are (t, y, x, z)
+        return np.ascontiguousarray(grid[:, [0, 2, 1, 3]].T, dtype=np.int32)
 
 
 _TOKENIZE_ERRORS = {

@@ -37,8 +37,8 @@ _OUTPUT_WIDTH: dict[str, tuple[str, int]] = {
     "paddleocr": ("mm.2.weight", 1),
     "phi4": ("mm.2.weight", 1),
     "pixtral": ("mm.2.weight", 1),
-    "qwen2vl_merger": ("mm.1.bias", 0),
-    "qwen2.5vl_merger": ("mm.1.bias", 0),
+    "qwen2vl_merger": ("mm.2.bias", 0),  # the merger's second matrix is mm.2 (no mm.1)
+    "qwen2.5vl_merger": ("mm.2.bias", 0),
 }
 
 

@@ -197,7 +197,7 @@ class Scheduler:
             llama_cpp.llama_memory_seq_cp(memory, copy.source, copy.target, -1, -1)
             self._spec.copy(copy.source, copy.target)
             source, target = self._slots[copy.source], self._slots[copy.target]
-            target.cached = list(source.cached)
+            target.keep(list(source.cached), source.pos_shift)
             target.last_used = source.last_used
             log.debug("slot %d: KV copied from slot %d", copy.target, copy.source)
         n_common = min(placement.n_common, len(job.tokens) - 1)  # last token needs logits
@@ -205,13 +205,15 @@ class Scheduler:
         saved, job.saved, disk = job.saved, None, self._disk
         restored = disk.restore(slot.seq_id, job.tokens, n_common, saved) if disk else None
         n_common = n_common if restored is None else restored
+        pos = n_common  # the KV cache is cut by position, which an image may shift
         if job.media is not None:  # never keep part of an image
             n_common = job.media.whole_prefix(n_common)
-        cut = llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, n_common, -1)
-        if not cut or not window_kept(self._model, slot.seq_id, n_common):  # SWA: see there
+            pos = job.media.pos_at(n_common)
+        cut = llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, pos, -1)
+        if not cut or not window_kept(self._model, slot.seq_id, pos):  # SWA: see there
             llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
-            n_common = 0
-        slot.cached = job.tokens[:n_common]
+            n_common = pos = 0
+        slot.keep(job.tokens[:n_common], pos - n_common)
         slot.n_prompt = len(job.tokens)
         slot.n_cached_at_start = n_common
         slot.n_disk_at_start = restored or 0
@@ -227,7 +229,9 @@ class Scheduler:
         slot.first_token_at = 0.0
         slot.prompt_done_at = 0.0
         slot.stream = TextStream(job.params.stop)
-        # no drafts for a prompt with images: a drafter cannot read them
+        # No drafts for a prompt with images: a drafter cannot read them. (So drafts
+        # only ever follow text, whose positions are its indices: a text prompt's
+        # prefix never reaches an image's stand-in ids, so its pos_shift is 0.)
         self._spec.start(slot.seq_id, job.params.speculative and job.media is None)
         try:
             slot.sampler = SamplerChain(job.params, self._model.n_vocab, self._model.vocab)
@@ -274,7 +278,7 @@ class Scheduler:
             for slot, _ in step.chunks:
                 self._finish(slot, FinishReason.ERROR, error=decode_error(result))
                 llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
-                slot.cached = []
+                slot.keep([])
             return
         for slot, piece in step.chunks:
             slot.cached.extend(piece)
@@ -295,7 +299,7 @@ class Scheduler:
         slot = done.slot
         if done.error is not None:
             self._finish(slot, FinishReason.ERROR, error=done.error)
-            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, len(slot.cached), -1)
+            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, slot.n_past, -1)
         elif done.logits_index is not None:  # the prompt ended with the image
             now = time.perf_counter()
             self._rate.record(now, self._verify(slot, done.logits_index, [], now))
@@ -317,7 +321,7 @@ class Scheduler:
                 break
             slot.cached.append(token)  # verified: its KV entry stays
         if draft:
-            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, len(slot.cached), -1)
+            llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, slot.n_past, -1)
             self._spec.record(slot.seq_id, len(draft), produced - 1)
         return produced
 
@@ -394,7 +398,7 @@ class Scheduler:
             if slot.job is not None:
                 self._finish(slot, FinishReason.ERROR, error=message)
                 llama_cpp.llama_memory_seq_rm(self._model.memory, slot.seq_id, -1, -1)
-                slot.cached = []
+                slot.keep([])
 
     def _shutdown(self) -> None:
         reason = self._stop_reason

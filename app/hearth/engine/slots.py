@@ -78,6 +78,9 @@ class Slot:
 
     seq_id: int
     cached: list[int] = field(default_factory=list)
+    # Positions minus entries at the end of ``cached``: nonzero past an image that
+    # takes fewer positions than embeddings (M-RoPE, media_prompt.py). Set with cached.
+    pos_shift: int = 0
     last_used: float = 0.0
     job: Job | None = None
     sampler: SamplerChain | None = None
@@ -104,6 +107,17 @@ class Slot:
     def take_logprobs(self) -> tuple[TokenLogprob, ...]:
         taken, self.pending_logprobs = tuple(self.pending_logprobs), []
         return taken
+
+    @property
+    def n_past(self) -> int:
+        """The position the next entry of this slot's sequence is decoded at."""
+        return len(self.cached) + self.pos_shift
+
+    def keep(self, entries: list[int], pos_shift: int = 0) -> None:
+        """What the KV cache holds now: ``entries``, the last of them ``pos_shift``
+        positions off its index."""
+        self.cached = entries
+        self.pos_shift = pos_shift
 
     @property
     def busy(self) -> bool:

@@ -2,7 +2,9 @@
 
 ``Engine.load`` loads the projector (``LoadConfig.mmproj_path``) after the text model
 and before the scheduler starts, and refuses the kinds this scheduler cannot run, so
-a load either sees images properly or fails with a message that says why. A request
+a load either sees images properly or fails with a message that says why. M-RoPE
+projectors (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) are served: their images take a grid of
+positions (``image_batch.py``), fewer than their embeddings (``Slot.pos_shift``). A request
 with images is tokenized here into a ``MediaPrompt`` whose ``token_ids`` stand for
 the context entries (the scheduler's prefix cache compares them); its images are
 encoded and decoded by the scheduler (``image_jobs.py``).
@@ -40,13 +42,6 @@ def load_projector(config: LoadConfig, model: LlamaModel) -> Projector | None:
         n_threads=resolve_threads(config.n_threads_batch or config.n_threads),
         use_gpu=config.n_gpu_layers != 0,
     )
-    if projector.uses_mrope:
-        projector.close()
-        raise ModelLoadError(
-            f"The projector {path.name} places images on a 2D grid of positions (M-RoPE, "
-            "as Qwen2-VL and Qwen2.5-VL do), which Hearth's scheduler does not support yet. "
-            "Load the model without it to use it for text."
-        )
     return projector
 
 
@@ -83,11 +78,11 @@ def tokenize_media(
                 f"it with --ubatch (and --batch) of at least {image.n_tokens}.",
                 param="messages",
             )
-        if image.n_pos != image.n_tokens:
-            prompt.close()
+        if image.n_pos != image.n_tokens and not projector.uses_mrope:
+            prompt.close()  # positions of another layout than M-RoPE's grid
             raise InvalidRequestError(
-                "This model packs image embeddings into fewer positions, which Hearth's "
-                "scheduler does not support yet.",
+                "This model places image embeddings in a way Hearth's scheduler does not "
+                "support yet.",
                 param="messages",
             )
     return prompt

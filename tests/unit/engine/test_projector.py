@@ -171,7 +171,8 @@ def run_prompt(
             encoded = projector.encode(part)
             if causal:
                 encoded = ImageEmbeddings(encoded.chunk_id, encoded.values, non_causal=False)
-            pos = batch.decode(model.ctx, encoded, seq_id=0, pos=pos, logits_last=True)
+            batch.decode(model.ctx, encoded, seq_id=0, pos=pos, logits_last=True)
+            pos += part.n_pos
             last = batch.last_index(encoded)
         else:
             pos = _decode_text(model, part.tokens, pos)

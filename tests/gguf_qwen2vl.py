@@ -1,0 +1,228 @@
+"""A tiny Qwen2-VL pair for tests: a ``qwen2vl`` text model and its ``qwen2vl_merger``
+projector, both with seeded random weights.
+
+Qwen2-VL, Qwen2.5-VL and Qwen3-VL give an image's embeddings positions on a 2D grid
+(M-RoPE): every embedding of an image shares one temporal position and gets its row and
+column as the other two, and the text after the image continues ``max(rows, cols)``
+positions on, not one per embedding. The gemma3 pair (tests/gguf_projector.py) cannot
+show any of that, so this module writes the smallest pair llama.cpp runs that way:
+
+* the projector (``clip.projector_type = qwen2vl_merger``): the patch embedding as two
+  convolution kernels (llama.cpp sums them for a still image), pre-norm ViT blocks with
+  2D rotary positions (no learned position table), and the merger: 2x2 neighbouring
+  patches concatenated, then ``mm.0`` -> GELU -> ``mm.2`` into the text width.
+  ``image_max_pixels`` keeps pictures to a few merged tokens, so an encode takes
+  milliseconds on a CPU;
+* the text model (``general.architecture = qwen2vl``): a Qwen2 decoder (biases on
+  q/k/v) whose rotary dimensions are split into sections for the time, row and column
+  positions (``qwen2vl.rope.dimension_sections``).
+
+Both share gguf_factory's vocabulary and ChatML template. Tensor names and keys come
+from the ``gguf`` package's tables (llama.cpp's own), so they cannot drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+from gguf_factory import CHATML_TEMPLATE, FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows
+
+
+@dataclass(frozen=True)
+class Qwen2VLSpec:
+    """The pair's shapes. Pictures are resized to multiples of ``2 * patch_size``
+    (one merged token each) within ``max_pixels``: at most (112 / 28)² = 16 image
+    tokens, on a grid of at most 4 x 4, so at most 4 positions per image."""
+
+    text_n_embd: int = 256
+    text_n_ff: int = 512
+    text_n_layer: int = 2
+    text_n_head: int = 4
+    text_n_head_kv: int = 2
+    rope_sections: tuple[int, int, int, int] = (8, 12, 12, 0)  # sum: head_dim / 2
+    n_embd: int = 64
+    n_ff: int = 128
+    n_layer: int = 2
+    n_head: int = 4  # head width 16: four rotary sections of 4
+    patch_size: int = 14
+    image_size: int = 112
+    min_pixels: int = 28 * 28 * 4
+    max_pixels: int = 112 * 112
+    eps: float = 1e-6
+
+    @property
+    def text_head_dim(self) -> int:
+        return self.text_n_embd // self.text_n_head
+
+
+def _name(kind: gguf.MODEL_TENSOR, suffix: str, bid: int = 0) -> str:
+    return gguf.TENSOR_NAMES[kind].format(bid=bid) + "." + suffix
+
+
+def projector_shapes(spec: Qwen2VLSpec) -> dict[str, tuple[int, ...]]:
+    """numpy shapes (ggml ne reversed) of every tensor llama.cpp's qwen2vl merger reads."""
+    t = gguf.MODEL_TENSOR
+    d, ff, p, merged = spec.n_embd, spec.n_ff, spec.patch_size, spec.n_embd * 4
+    patch = _name(t.V_ENC_EMBD_PATCH, "weight")
+    shapes: dict[str, tuple[int, ...]] = {
+        patch: (d, 3, p, p),  # the temporal kernel's first frame ...
+        patch + ".1": (d, 3, p, p),  # ... and its second (a still image feeds both)
+        _name(t.V_MMPROJ, "weight", 0): (merged, merged),
+        _name(t.V_MMPROJ, "bias", 0): (merged,),
+        _name(t.V_MMPROJ, "weight", 2): (spec.text_n_embd, merged),
+        _name(t.V_MMPROJ, "bias", 2): (spec.text_n_embd,),  # libmtmd's output width
+    }
+    per_layer: dict[gguf.MODEL_TENSOR, tuple[tuple[int, ...], tuple[int, ...]]] = {
+        t.V_ENC_INPUT_NORM: ((d,), (d,)),
+        t.V_ENC_ATTN_Q: ((d, d), (d,)),
+        t.V_ENC_ATTN_K: ((d, d), (d,)),
+        t.V_ENC_ATTN_V: ((d, d), (d,)),
+        t.V_ENC_ATTN_O: ((d, d), (d,)),
+        t.V_ENC_POST_ATTN_NORM: ((d,), (d,)),
+        t.V_ENC_FFN_UP: ((ff, d), (ff,)),
+        t.V_ENC_FFN_DOWN: ((d, ff), (d,)),
+    }
+    for bid in range(spec.n_layer):
+        for kind, (weight, bias) in per_layer.items():
+            shapes[_name(kind, "weight", bid)] = weight
+            shapes[_name(kind, "bias", bid)] = bias
+    return shapes
+
+
+def write_qwen2vl_projector(
+    path: Path,
+    spec: Qwen2VLSpec | None = None,
+    *,
+    seed: int = 0,
+    projector_type: str = gguf.VisionProjectorType.QWEN2VL,
+) -> Path:
+    """Write the merger projector (F16 matrices, F32 norms and biases); same arguments,
+    same bytes. Norm weights are one and biases zero: the random matrices decide what
+    each picture becomes."""
+    spec = spec or Qwen2VLSpec()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.MMPROJ])
+    w.add_type(gguf.GGUFType.MMPROJ)
+    w.add_name("Hearth Tiny Qwen2-VL Eyes")
+    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16))
+    w.add_clip_has_vision_encoder(True)
+    w.add_clip_projector_type(projector_type)
+    w.add_vision_image_size(spec.image_size)
+    w.add_vision_patch_size(spec.patch_size)
+    w.add_vision_embedding_length(spec.n_embd)
+    w.add_vision_feed_forward_length(spec.n_ff)
+    w.add_vision_block_count(spec.n_layer)
+    w.add_vision_head_count(spec.n_head)
+    w.add_vision_projection_dim(spec.text_n_embd)
+    w.add_vision_attention_layernorm_eps(spec.eps)
+    w.add_vision_image_mean([0.5, 0.5, 0.5])
+    w.add_vision_image_std([0.5, 0.5, 0.5])
+    w.add_vision_use_gelu(True)
+    w.add_vision_min_pixels(spec.min_pixels)
+    w.add_vision_max_pixels(spec.max_pixels)
+
+    for tname, shape in projector_shapes(spec).items():
+        if len(shape) == 1:  # norms and biases F32, as llama.cpp's converters write them
+            ones = tname.endswith(".weight")
+            w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
+            continue
+        fan_in = int(np.prod(shape[1:]))
+        data = rng.standard_normal(shape, dtype=np.float32) / np.float32(np.sqrt(fan_in))
+        w.add_tensor(tname, data.astype(np.float16))
+    _finish(w)
+    return path
+
+
+def text_shapes(spec: Qwen2VLSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
+    """numpy shapes of every tensor llama.cpp's qwen2vl text model reads."""
+    t = gguf.MODEL_TENSOR
+    d, ff = spec.text_n_embd, spec.text_n_ff
+    kv = spec.text_n_head_kv * spec.text_head_dim
+    shapes: dict[str, tuple[int, ...]] = {
+        _name(t.TOKEN_EMBD, "weight"): (n_vocab, d),
+        _name(t.OUTPUT_NORM, "weight"): (d,),
+        _name(t.OUTPUT, "weight"): (n_vocab, d),
+    }
+    per_layer: dict[str, tuple[gguf.MODEL_TENSOR, tuple[int, ...]]] = {
+        "attn_norm": (t.ATTN_NORM, (d,)),
+        "q": (t.ATTN_Q, (d, d)),
+        "q_bias": (t.ATTN_Q, (d,)),
+        "k": (t.ATTN_K, (kv, d)),
+        "k_bias": (t.ATTN_K, (kv,)),
+        "v": (t.ATTN_V, (kv, d)),
+        "v_bias": (t.ATTN_V, (kv,)),
+        "out": (t.ATTN_OUT, (d, d)),
+        "ffn_norm": (t.FFN_NORM, (d,)),
+        "gate": (t.FFN_GATE, (ff, d)),
+        "up": (t.FFN_UP, (ff, d)),
+        "down": (t.FFN_DOWN, (d, ff)),
+    }
+    for bid in range(spec.text_n_layer):
+        for role, (kind, shape) in per_layer.items():
+            suffix = "bias" if role.endswith("_bias") else "weight"
+            shapes[_name(kind, suffix, bid)] = shape
+    return shapes
+
+
+def write_qwen2vl_text(path: Path, spec: Qwen2VLSpec | None = None, *, seed: int = 0) -> Path:
+    """Write the text model (F16, seeded); same arguments, same bytes. As with the tiny
+    llama, the output rows of control and byte tokens are zero, so greedy replies are
+    printable pieces and never end early: replies have exact lengths."""
+    spec = spec or Qwen2VLSpec()
+    assert sum(spec.rope_sections) * 2 == spec.text_head_dim
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN2VL])
+    w.add_type(gguf.GGUFType.MODEL)
+    w.add_name("Hearth Tiny Qwen2-VL")
+    w.add_file_type(FILE_TYPES["F16"])
+    w.add_vocab_size(len(VOCAB.tokens))
+    w.add_context_length(4096)
+    w.add_embedding_length(spec.text_n_embd)
+    w.add_feed_forward_length(spec.text_n_ff)
+    w.add_block_count(spec.text_n_layer)
+    w.add_head_count(spec.text_n_head)
+    w.add_head_count_kv(spec.text_n_head_kv)
+    w.add_rope_dimension_count(spec.text_head_dim)
+    w.add_rope_dimension_sections(list(spec.rope_sections))
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    add_tokenizer(w, VOCAB)
+    w.add_chat_template(CHATML_TEMPLATE)
+
+    quiet = non_normal_rows(VOCAB)
+    output = _name(gguf.MODEL_TENSOR.OUTPUT, "weight")
+    for tname, shape in text_shapes(spec, len(VOCAB.tokens)).items():
+        if len(shape) == 1:
+            ones = tname.endswith(".weight")
+            w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
+            continue
+        data = rng.standard_normal(shape, dtype=np.float32) * 0.05
+        if tname == output:
+            data[quiet] = 0.0
+        w.add_tensor(tname, data.astype(np.float16))
+    _finish(w)
+    return path
+
+
+def write_qwen2vl_pair(directory: Path, *, seed: int = 0) -> tuple[Path, Path]:
+    """The text model and its projector, named as a download would name them."""
+    spec = Qwen2VLSpec()
+    model = write_qwen2vl_text(directory / "Tiny-Qwen2-VL-F16.gguf", spec, seed=seed)
+    projector = write_qwen2vl_projector(directory / "mmproj-Tiny-Qwen2-VL-F16.gguf", spec)
+    return model, projector
+
+
+def _finish(w: gguf.GGUFWriter) -> None:
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()

@@ -1,0 +1,159 @@
+"""M-RoPE vision (Qwen2-VL and its successors) through the batched scheduler, in-process:
+real llama.cpp and libmtmd on the tiny Qwen2-VL pair (tests/gguf_qwen2vl.py).
+
+Such a model gives an image's embeddings a grid of positions and moves the text after
+it on by the grid's longer side, fewer positions than embeddings. Each greedy reply
+here is checked against what a reply should be: a fresh process evaluating the same
+files with llama-cpp-python's own libmtmd helper (tests/mtmd_reference.py), a fresh
+engine with nothing cached, or the same request alone. The projector was first proven
+in a child (tests/unit/engine/test_projector_mrope_process.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from engine_runs import run
+from hearth.core.generation import Finished, GenerationRequest
+from hearth.core.images import IMAGE_MARKER, ImageInput
+from hearth.core.model_info import LoadConfig
+from hearth.core.sampling import SamplingParams
+from hearth.engine.engine import Engine
+from hearth.server.image_input import decode
+
+NO_EOG = {2: -100.0, 260: -100.0}
+REFERENCE = Path(__file__).parents[1] / "mtmd_reference.py"
+ASK = "user: what is in this picture? "
+
+
+def picture(seed: int, size: tuple[int, int] = (80, 120)) -> ImageInput:
+    pixels = np.random.default_rng(seed).integers(0, 256, (*size, 3), dtype=np.uint8)
+    data = io.BytesIO()
+    Image.fromarray(pixels).save(data, "PNG")
+    return decode(data.getvalue(), "test")
+
+
+def greedy(prompt: str, *images: ImageInput, max_tokens: int = 8) -> GenerationRequest:
+    params = SamplingParams(temperature=0, max_tokens=max_tokens, logit_bias=NO_EOG)
+    return GenerationRequest(prompt=prompt, images=images, params=params)
+
+
+def load(pair: tuple[Path, Path]) -> Engine:
+    engine = Engine()
+    model, projector = pair
+    engine.load(LoadConfig(model_path=model, mmproj_path=projector, n_ctx=2048,
+                           n_parallel=4, n_threads=2))  # fmt: skip
+    return engine
+
+
+def reference(
+    pair: tuple[Path, Path], prompt: str, images: list[ImageInput], tmp: Path, max_tokens: int = 8
+) -> dict[str, object]:
+    """The greedy reply of a fresh process through mtmd_helper_eval_chunks."""
+    described = []
+    for i, image in enumerate(images):
+        rgb = tmp / f"image{i}.rgb"
+        rgb.write_bytes(image.rgb)
+        described.append(
+            {"rgb": str(rgb), "width": image.width, "height": image.height, "id": image.digest}
+        )
+    request = tmp / "request.json"
+    request.write_text(json.dumps({
+        "model": str(pair[0]), "projector": str(pair[1]), "prompt": prompt,
+        "marker": IMAGE_MARKER, "images": described, "max_tokens": max_tokens,
+        "banned": [int(t) for t in NO_EOG],
+    }))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(REFERENCE), str(request)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_qwen2vl: tuple[Path, Path]) -> Iterator[Engine]:
+    loaded = load(tiny_qwen2vl)
+    yield loaded
+    loaded.unload()
+
+
+def test_the_m_rope_model_loads_and_sees(engine: Engine) -> None:
+    assert engine.info is not None and engine.info.vision
+
+
+def test_image_tokens_reach_the_model(engine: Engine) -> None:
+    _, text_only = asyncio.run(run(engine, greedy(ASK + "\nassistant:")))
+    asking = greedy(ASK + IMAGE_MARKER + "\nassistant:", picture(1))
+    _, with_image = asyncio.run(run(engine, asking))
+    # 80 x 120 pixels: a 3 x 4 grid of merged tokens (multiples of 28 pixels)
+    assert with_image.timings is not None and with_image.timings.image_tokens == 12
+    assert with_image.usage.prompt_tokens >= text_only.usage.prompt_tokens + 12
+
+
+def test_the_picture_decides_the_greedy_reply(engine: Engine) -> None:
+    prompt = ASK + IMAGE_MARKER + "\nassistant:"
+    replies = [asyncio.run(run(engine, greedy(prompt, picture(s))))[0] for s in (1, 2, 1)]
+    assert replies[0] != replies[1]
+    assert replies[0] == replies[2]
+
+
+def test_replies_equal_llama_cpp_pythons_own_mtmd_path(
+    engine: Engine, tiny_qwen2vl: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Two images of different grids, text between and after: the engine's positions
+    (each image from n_past on its grid, the text after it n_pos on) are libmtmd's."""
+    prompt = f"user: first {IMAGE_MARKER} then {IMAGE_MARKER} compare them\nassistant:"
+    images = [picture(3), picture(4, (112, 56))]
+    reply, finished = asyncio.run(run(engine, greedy(prompt, *images, max_tokens=12)))
+    expected = reference(tiny_qwen2vl, prompt, images, tmp_path, max_tokens=12)
+    assert finished.usage.prompt_tokens == expected["n_tokens"]
+    assert isinstance(expected["n_pos"], int) and expected["n_pos"] < finished.usage.prompt_tokens
+    assert reply == expected["text"]
+
+
+def test_a_follow_up_reuses_the_image_and_replies_as_a_fresh_engine(
+    engine: Engine, tiny_qwen2vl: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The follow-up keeps the first turn's image in the slot's cache: its text goes on
+    at the positions after the image, as a run with nothing cached would put it."""
+    first_prompt = "user: look " + IMAGE_MARKER + " and tell me\nassistant:"
+    reply, first = asyncio.run(run(engine, greedy(first_prompt, picture(7))))
+    follow_up = first_prompt + reply + "\nuser: and the colours?\nassistant:"
+    text, second = asyncio.run(run(engine, greedy(follow_up, picture(7))))
+    assert second.timings is not None and second.timings.image_tokens == 0  # not read again
+    assert second.usage.cached_tokens >= first.usage.prompt_tokens  # through the image
+    assert text == reference(tiny_qwen2vl, follow_up, [picture(7)], tmp_path)["text"]
+
+
+def test_image_requests_batched_together_reply_as_one_at_a_time(
+    engine: Engine, tiny_qwen2vl: tuple[Path, Path]
+) -> None:
+    """Four requests with two images each share decodes; each slot keeps its own
+    position shift, and each greedy reply is what it is alone."""
+    prompts = [
+        (f"user: {i} first {IMAGE_MARKER} then {IMAGE_MARKER} compare\nassistant:",
+         (picture(40 + i), picture(50 + i, (56 + 28 * i, 112))))
+        for i in range(4)
+    ]  # fmt: skip
+    alone = [asyncio.run(run(engine, greedy(p, *images)))[0] for p, images in prompts]
+
+    async def together() -> list[tuple[str, Finished]]:
+        return await asyncio.gather(*(run(fresh, greedy(p, *images)) for p, images in prompts))
+
+    fresh = load(tiny_qwen2vl)  # nothing cached: every image is read
+    try:
+        batched = asyncio.run(together())
+    finally:
+        fresh.unload()
+    assert [text for text, _ in batched] == alone
+    assert len(set(alone)) > 1
