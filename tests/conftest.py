@@ -219,6 +219,17 @@ def tiny_qwen2vl(tiny_models_dir: Path) -> tuple[Path, Path]:
     return write_qwen2vl_pair(folder)
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen25vl(tiny_models_dir: Path) -> tuple[Path, Path]:
+    """The same text model with a Qwen2.5-VL projector (qwen2.5vl_merger: window
+    attention, gated SiLU, RMS norms)."""
+    from gguf_qwen2vl import write_qwen2vl_pair
+
+    folder = tiny_models_dir / "qwen25vl"
+    folder.mkdir(exist_ok=True)
+    return write_qwen2vl_pair(folder, qwen25=True)
+
+
 # --------------------------------------------------------------------------- speculative decoding
 
 

@@ -17,6 +17,11 @@ show any of that, so this module writes the smallest pair llama.cpp runs that wa
   q/k/v) whose rotary dimensions are split into sections for the time, row and column
   positions (``qwen2vl.rope.dimension_sections``).
 
+``qwen25=True`` writes Qwen2.5-VL's projector (``qwen2.5vl_merger``) instead: RMS norms,
+a gated SiLU feed-forward, and window attention (every layer but each
+``n_wa_pattern``-th attends within windows of ``window_size`` pixels, small enough
+here that a picture spans several). The text model is the same ``qwen2vl`` for both.
+
 Both share gguf_factory's vocabulary and ChatML template. Tensor names and keys come
 from the ``gguf`` package's tables (llama.cpp's own), so they cannot drift.
 """
@@ -53,6 +58,8 @@ class Qwen2VLSpec:
     min_pixels: int = 28 * 28 * 4
     max_pixels: int = 112 * 112
     eps: float = 1e-6
+    window_size: int = 56  # Qwen2.5-VL only: 2 x 2 merged tokens per window
+    n_wa_pattern: int = 2  # Qwen2.5-VL only: layer 1 of 0-1 attends to the whole image
 
     @property
     def text_head_dim(self) -> int:
@@ -63,8 +70,8 @@ def _name(kind: gguf.MODEL_TENSOR, suffix: str, bid: int = 0) -> str:
     return gguf.TENSOR_NAMES[kind].format(bid=bid) + "." + suffix
 
 
-def projector_shapes(spec: Qwen2VLSpec) -> dict[str, tuple[int, ...]]:
-    """numpy shapes (ggml ne reversed) of every tensor llama.cpp's qwen2vl merger reads."""
+def projector_shapes(spec: Qwen2VLSpec, qwen25: bool = False) -> dict[str, tuple[int, ...]]:
+    """numpy shapes (ggml ne reversed) of every tensor llama.cpp's merger reads."""
     t = gguf.MODEL_TENSOR
     d, ff, p, merged = spec.n_embd, spec.n_ff, spec.patch_size, spec.n_embd * 4
     patch = _name(t.V_ENC_EMBD_PATCH, "weight")
@@ -86,6 +93,8 @@ def projector_shapes(spec: Qwen2VLSpec) -> dict[str, tuple[int, ...]]:
         t.V_ENC_FFN_UP: ((ff, d), (ff,)),
         t.V_ENC_FFN_DOWN: ((d, ff), (d,)),
     }
+    if qwen25:
+        per_layer[t.V_ENC_FFN_GATE] = ((ff, d), (ff,))
     for bid in range(spec.n_layer):
         for kind, (weight, bias) in per_layer.items():
             shapes[_name(kind, "weight", bid)] = weight
@@ -98,11 +107,13 @@ def write_qwen2vl_projector(
     spec: Qwen2VLSpec | None = None,
     *,
     seed: int = 0,
-    projector_type: str = gguf.VisionProjectorType.QWEN2VL,
+    qwen25: bool = False,
 ) -> Path:
     """Write the merger projector (F16 matrices, F32 norms and biases); same arguments,
     same bytes. Norm weights are one and biases zero: the random matrices decide what
     each picture becomes."""
+    kinds = gguf.VisionProjectorType
+    projector_type = kinds.QWEN25VL if qwen25 else kinds.QWEN2VL
     spec = spec or Qwen2VLSpec()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,11 +135,16 @@ def write_qwen2vl_projector(
     w.add_vision_attention_layernorm_eps(spec.eps)
     w.add_vision_image_mean([0.5, 0.5, 0.5])
     w.add_vision_image_std([0.5, 0.5, 0.5])
-    w.add_vision_use_gelu(True)
+    if qwen25:
+        w.add_vision_use_silu(True)
+        w.add_vision_window_size(spec.window_size)
+        w.add_vision_n_wa_pattern(spec.n_wa_pattern)
+    else:
+        w.add_vision_use_gelu(True)
     w.add_vision_min_pixels(spec.min_pixels)
     w.add_vision_max_pixels(spec.max_pixels)
 
-    for tname, shape in projector_shapes(spec).items():
+    for tname, shape in projector_shapes(spec, qwen25).items():
         if len(shape) == 1:  # norms and biases F32, as llama.cpp's converters write them
             ones = tname.endswith(".weight")
             w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
@@ -213,11 +229,14 @@ def write_qwen2vl_text(path: Path, spec: Qwen2VLSpec | None = None, *, seed: int
     return path
 
 
-def write_qwen2vl_pair(directory: Path, *, seed: int = 0) -> tuple[Path, Path]:
+def write_qwen2vl_pair(
+    directory: Path, *, seed: int = 0, qwen25: bool = False
+) -> tuple[Path, Path]:
     """The text model and its projector, named as a download would name them."""
     spec = Qwen2VLSpec()
-    model = write_qwen2vl_text(directory / "Tiny-Qwen2-VL-F16.gguf", spec, seed=seed)
-    projector = write_qwen2vl_projector(directory / "mmproj-Tiny-Qwen2-VL-F16.gguf", spec)
+    name = "Tiny-Qwen2.5-VL" if qwen25 else "Tiny-Qwen2-VL"
+    model = write_qwen2vl_text(directory / f"{name}-F16.gguf", spec, seed=seed)
+    projector = write_qwen2vl_projector(directory / f"mmproj-{name}-F16.gguf", spec, qwen25=qwen25)
     return model, projector
 
 

@@ -1,5 +1,6 @@
 """M-RoPE vision (Qwen2-VL and its successors) through the batched scheduler, in-process:
-real llama.cpp and libmtmd on the tiny Qwen2-VL pair (tests/gguf_qwen2vl.py).
+real llama.cpp and libmtmd on the tiny Qwen2-VL pair and its Qwen2.5-VL variant
+(tests/gguf_qwen2vl.py).
 
 Such a model gives an image's embeddings a grid of positions and moves the text after
 it on by the grid's longer side, fewer positions than embeddings. Each greedy reply
@@ -80,9 +81,17 @@ def reference(
     return result
 
 
+@pytest.fixture(scope="module", params=["tiny_qwen2vl", "tiny_qwen25vl"])
+def pair(request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    """Qwen2-VL's projector, then Qwen2.5-VL's (window attention in the encoder is
+    libmtmd's; positions are placed the same way)."""
+    files: tuple[Path, Path] = request.getfixturevalue(request.param)
+    return files
+
+
 @pytest.fixture(scope="module")
-def engine(tiny_qwen2vl: tuple[Path, Path]) -> Iterator[Engine]:
-    loaded = load(tiny_qwen2vl)
+def engine(pair: tuple[Path, Path]) -> Iterator[Engine]:
+    loaded = load(pair)
     yield loaded
     loaded.unload()
 
@@ -108,21 +117,21 @@ def test_the_picture_decides_the_greedy_reply(engine: Engine) -> None:
 
 
 def test_replies_equal_llama_cpp_pythons_own_mtmd_path(
-    engine: Engine, tiny_qwen2vl: tuple[Path, Path], tmp_path: Path
+    engine: Engine, pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """Two images of different grids, text between and after: the engine's positions
     (each image from n_past on its grid, the text after it n_pos on) are libmtmd's."""
     prompt = f"user: first {IMAGE_MARKER} then {IMAGE_MARKER} compare them\nassistant:"
     images = [picture(3), picture(4, (112, 56))]
     reply, finished = asyncio.run(run(engine, greedy(prompt, *images, max_tokens=12)))
-    expected = reference(tiny_qwen2vl, prompt, images, tmp_path, max_tokens=12)
+    expected = reference(pair, prompt, images, tmp_path, max_tokens=12)
     assert finished.usage.prompt_tokens == expected["n_tokens"]
     assert isinstance(expected["n_pos"], int) and expected["n_pos"] < finished.usage.prompt_tokens
     assert reply == expected["text"]
 
 
 def test_a_follow_up_reuses_the_image_and_replies_as_a_fresh_engine(
-    engine: Engine, tiny_qwen2vl: tuple[Path, Path], tmp_path: Path
+    engine: Engine, pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """The follow-up keeps the first turn's image in the slot's cache: its text goes on
     at the positions after the image, as a run with nothing cached would put it."""
@@ -132,11 +141,11 @@ def test_a_follow_up_reuses_the_image_and_replies_as_a_fresh_engine(
     text, second = asyncio.run(run(engine, greedy(follow_up, picture(7))))
     assert second.timings is not None and second.timings.image_tokens == 0  # not read again
     assert second.usage.cached_tokens >= first.usage.prompt_tokens  # through the image
-    assert text == reference(tiny_qwen2vl, follow_up, [picture(7)], tmp_path)["text"]
+    assert text == reference(pair, follow_up, [picture(7)], tmp_path)["text"]
 
 
 def test_image_requests_batched_together_reply_as_one_at_a_time(
-    engine: Engine, tiny_qwen2vl: tuple[Path, Path]
+    engine: Engine, pair: tuple[Path, Path]
 ) -> None:
     """Four requests with two images each share decodes; each slot keeps its own
     position shift, and each greedy reply is what it is alone."""
@@ -150,7 +159,7 @@ def test_image_requests_batched_together_reply_as_one_at_a_time(
     async def together() -> list[tuple[str, Finished]]:
         return await asyncio.gather(*(run(fresh, greedy(p, *images)) for p, images in prompts))
 
-    fresh = load(tiny_qwen2vl)  # nothing cached: every image is read
+    fresh = load(pair)  # nothing cached: every image is read
     try:
         batched = asyncio.run(together())
     finally:

@@ -1,4 +1,5 @@
-"""The synthetic Qwen2-VL projector (tests/gguf_qwen2vl.py) in a child process first:
+"""The synthetic Qwen2-VL and Qwen2.5-VL projectors (tests/gguf_qwen2vl.py) in a child
+process first:
 where an abort in libmtmd (a GGML_ASSERT on a tensor it misses) would end the process,
 this test sees an exit code, before the in-process tests load the pair."""
 
@@ -7,11 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
+
+import pytest
 
 _CHILD = """
 import json, sys
-from pathlib import Path
 from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
@@ -34,10 +35,11 @@ model.close()
 """
 
 
-def test_the_qwen2vl_projector_loads_and_places_an_image_on_a_grid(
-    tiny_qwen2vl: tuple[Path, Path],
+@pytest.mark.parametrize("pair", ["tiny_qwen2vl", "tiny_qwen25vl"])
+def test_the_projector_loads_and_places_an_image_on_a_grid(
+    pair: str, request: pytest.FixtureRequest
 ) -> None:
-    model, projector = tiny_qwen2vl
+    model, projector = request.getfixturevalue(pair)
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(model), str(projector)],
         capture_output=True,
