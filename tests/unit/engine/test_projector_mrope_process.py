@@ -13,6 +13,7 @@ import pytest
 
 _CHILD = """
 import json, sys
+from pathlib import Path
 from hearth.core.images import IMAGE_MARKER, ImageInput
 from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
