@@ -16,9 +16,12 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 
-from hearth.chats.models import ToolCallRecord, ToolOutcome
+from hearth.chats.models import ApprovedBy, ToolCallRecord, ToolOutcome
 
-_COLS = "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds"
+_COLS = (
+    "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds,"
+    " approval"
+)
 
 
 class ToolCallLog:
@@ -29,7 +32,7 @@ class ToolCallLog:
     def add(self, message_id: int, call: ToolCallRecord) -> None:
         with self._lock:
             self._conn.execute(
-                f"INSERT INTO tool_calls({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO tool_calls({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     message_id,
                     call.step,
@@ -41,6 +44,7 @@ class ToolCallLog:
                     call.result,
                     call.outcome.value,
                     call.seconds,
+                    call.approval.value if call.approval else None,
                 ),
             )
 
@@ -85,4 +89,5 @@ def _record(row: sqlite3.Row) -> ToolCallRecord:
         result=str(row["result"]),
         outcome=ToolOutcome(row["outcome"]),
         seconds=row["seconds"],
+        approval=ApprovedBy(row["approval"]) if row["approval"] else None,
     )
