@@ -162,6 +162,7 @@ def test_the_model_answers_after_the_result_and_the_loop_ends_itself(
         assert outcomes == ["done"]
         text = view.transcript_text()
         assert ANSWER in text and "Called get_current_time · time · " in text
+        assert " s · allowed once" in text  # the time taken, and how it was allowed
         assert "rounds of tool calls" not in text  # ended by the answer, not the limit
         reply = _reply(window)
         (call,) = reply.tool_calls  # one round: the answer needed no second call

@@ -26,13 +26,13 @@ from typing import Any
 from hearth.chats.attachments import PassageHit
 from hearth.chats.images import ChatImage, ImageData, ImageIndex
 from hearth.chats.models import (
-    ApprovedBy,
     Conversation,
     Message,
     MessageStatus,
     ToolCallRecord,
     ToolOutcome,
 )
+from hearth.chats.tool_calls import approval_text, pretty_arguments
 
 ROLE_TITLES = {"user": "You", "assistant": "Assistant", "system": "System"}
 JSON_FORMAT = "hearth.conversation"
@@ -43,11 +43,6 @@ _OUTCOMES = {
     ToolOutcome.ERROR: "failed",
     ToolOutcome.DENIED: "denied",
     ToolOutcome.STOPPED: "stopped",
-}
-_APPROVALS = {
-    ApprovedBy.ONCE: "allowed once",
-    ApprovedBy.ALWAYS: "always allowed (chosen here)",
-    ApprovedBy.STANDING: "always allowed (earlier)",
 }
 _EXCERPT_CHARS = 160
 
@@ -63,29 +58,28 @@ def _fenced(text: str, lang: str = "") -> list[str]:
     return [fence + lang, text, fence]
 
 
-def _pretty_arguments(arguments: str) -> tuple[str, str]:
-    """The arguments indented when they are JSON (as the approval dialog shows them),
-    else as the model wrote them; and the fence's language."""
+def _is_json(text: str) -> bool:
     try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False), "json"
+        json.loads(text)
     except ValueError:
-        return arguments, ""
+        return False
+    return True
 
 
 def _call_markdown(call: ToolCallRecord) -> list[str]:
     facts = [call.tool, call.server or "unknown server", _OUTCOMES[call.outcome]]
     if call.seconds is not None:
         facts.append(f"{call.seconds:.2f} s")
-    if call.approval is not None and call.approval in _APPROVALS:  # denied: the outcome says
-        facts.append(_APPROVALS[call.approval])
-    arguments, lang = _pretty_arguments(call.arguments)
+    if approval_text(call):
+        facts.append(approval_text(call))
+    lang = "json" if _is_json(call.arguments) else ""  # else: as the model wrote them
     return [
         "<details>",
         f"<summary>Tool call: {html.escape(' · '.join(facts))}</summary>",
         "",
         "Arguments:",
         "",
-        *_fenced(arguments, lang),
+        *_fenced(pretty_arguments(call.arguments), lang),
         "",
         "Result:",
         "",

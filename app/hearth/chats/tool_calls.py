@@ -18,6 +18,14 @@ from collections.abc import Iterable
 
 from hearth.chats.models import ApprovedBy, ToolCallRecord, ToolOutcome
 
+# How a let-through call was approved, as the fold and the export say it (denied: the
+# outcome already says so).
+APPROVAL_TEXT = {
+    ApprovedBy.ONCE: "allowed once",
+    ApprovedBy.ALWAYS: "always allowed, from this call on",
+    ApprovedBy.STANDING: "always allowed",
+}
+
 _COLS = (
     "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds,"
     " approval"
@@ -76,6 +84,19 @@ class ToolCallLog:
         for row in rows:
             calls[int(row["message_id"])].append(_record(row))
         return {mid: tuple(items) for mid, items in calls.items()}
+
+
+def approval_text(call: ToolCallRecord) -> str:
+    """How ``call`` was let through; "" when denied or never asked."""
+    return APPROVAL_TEXT.get(call.approval, "") if call.approval else ""
+
+
+def pretty_arguments(arguments: str) -> str:
+    """JSON arguments indented for reading (as they came when they don't parse)."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
 
 
 def _record(row: sqlite3.Row) -> ToolCallRecord:
