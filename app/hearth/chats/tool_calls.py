@@ -27,8 +27,7 @@ APPROVAL_TEXT = {
 }
 
 _COLS = (
-    "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds,"
-    " approval"
+    "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds, approval"
 )
 
 
