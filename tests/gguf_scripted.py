@@ -25,11 +25,12 @@ first script is unchanged; three more axes at the top of the residual carry the 
 - the marker embeds along its own axis M;
 - attention head 0 finds it: its query is the same for every token (each normalised
   embedding is 16 on exactly one axis, and the query row reads every axis alike), its
-  key is large on the marker only, and zero elsewhere, so softmax puts all but ~e^-40
-  of the weight on the marker when it is there and spreads it evenly over zero values
-  when it is not (an exact 0). Query and key sit in the head's last, slowest rotary
-  pair, where RoPE turns them by at most ~0.5 rad across 4096 positions. The value reads
-  axis M, and the output projection writes it to a "mode" axis;
+  key is large on the marker only, and zero elsewhere: the marker scores 50, every other
+  token 0. Query and key sit in the head's last, slowest rotary pair, where RoPE turns
+  them by at most 0.55 rad across 4096 positions (the score stays above 42), so softmax
+  puts all but e^-34 of the weight on the marker when it is there, and spreads it evenly
+  over zero values when it is not (an exact 0). The value reads axis M, and the output
+  projection writes it to a "mode" axis (16 with the marker, 0 without);
 - the FFN computes "ordinary token AND mode" (SwiGLU: silu(gate) * up, the gate reading
   mode and the up reading axis 0): non-zero only at an ordinary token with the marker in
   the prompt, where it writes a "go" axis (exactly 0 otherwise, so without the marker
