@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hearth.chats import ToolCallRecord, ToolOutcome
+from hearth.chats import ApprovedBy, ToolCallRecord, ToolOutcome
 from hearth.tools import McpHost, ToolPermissions, parse_config
 from hearth.tools.chat_loop import Approval, StepReply, ToolCatalog, ToolLoop, ToolRequest, replay
 
@@ -109,6 +109,10 @@ def test_deny_always_allow_and_the_errors_the_model_is_told(tmp_path: Path):
     assert [r.outcome for r in kept] == [
         ToolOutcome.DENIED, ToolOutcome.OK, ToolOutcome.OK, ToolOutcome.ERROR,
         ToolOutcome.ERROR, ToolOutcome.ERROR,
+    ]  # fmt: skip
+    assert [r.approval for r in kept] == [
+        ApprovedBy.DENIED, ApprovedBy.ALWAYS, ApprovedBy.STANDING, None,  # nope: not asked
+        ApprovedBy.STANDING, ApprovedBy.ONCE,
     ]  # fmt: skip
     assert kept[0].result == "The user denied this tool call."
     assert [kept[1].result, kept[2].result] == ["3", "7"]

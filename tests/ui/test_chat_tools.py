@@ -5,9 +5,11 @@ model's answer; the calls are folded in the transcript with their time and kept 
 SQLite. Deny, a timeout, a crashed server, the step limit and Stop (during approval and
 during a call) each end as a folded call and the chat goes on.
 
-The scripted model answers every prompt with the same tool call, so each test sets the
-step limit: after that many rounds the model is asked once more with no tools, and its
-text (the call, as plain text) is the turn's answer.
+Most tests' scripted model answers every prompt with the same tool call, so they set
+the step limit: after that many rounds the model is asked once more with no tools, and
+its text (the call, as plain text) is the turn's answer. The first test's model answers
+for real once a tool's result is in its prompt (gguf_scripted's ``Then``: Qwen3 wraps a
+result in ``<tool_response>``), so its loop ends on its own, well before the limit.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
 
-from gguf_scripted import Family, write_scripted
-from hearth.chats import ToolOutcome
+from gguf_scripted import Family, Then, write_scripted
+from hearth.chats import ApprovedBy, ToolOutcome
 from hearth.config.paths import default_paths
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.tools import ToolPermissions
@@ -43,13 +45,23 @@ SERVERS = {
 }
 
 
-def _model(tmp_path: Path, templates: Path, name: str, arguments: dict[str, object]) -> Path:
+ANSWER = "The clock in UTC answered; that is the time now."
+
+
+def _model(
+    tmp_path: Path,
+    templates: Path,
+    name: str,
+    arguments: dict[str, object],
+    then: Then | None = None,
+) -> Path:
     call = json.dumps({"name": name, "arguments": arguments})
     return write_scripted(
-        tmp_path / f"qwen3-{name}.gguf",
+        tmp_path / f"qwen3-{name}{'-then' if then else ''}.gguf",
         template=(templates / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8"),
         family=QWEN3,
         reply=f"<tool_call>\n{call}\n</tool_call>",
+        then=then,
     )
 
 
@@ -127,6 +139,54 @@ def _reply(window: MainWindow):
     cid = window.chat.conversation_id
     assert cid is not None
     return window.chats_db.sync(lambda s: s.messages(cid))[-1]
+
+
+def test_the_model_answers_after_the_result_and_the_loop_ends_itself(
+    qtbot: QtBot, arun, tmp_path: Path, llama_cpp_templates: Path
+) -> None:
+    then = Then("<tool_response>", ANSWER)
+    model = _model(tmp_path, llama_cpp_templates, "get_current_time", {"timezone": "UTC"}, then)
+    window = _window(qtbot, tmp_path, step_limit=10)  # the default: not what ends it
+    chat, view = window.chat, window.chat_view
+    outcomes: list[str] = []
+    chat.generation_finished.connect(outcomes.append)
+
+    async def scenario() -> None:
+        await _ready(arun, window, model)
+        await _tick(arun, window, "time", "get_current_time")
+        chat.send("What time is it in UTC?")
+        dialog = await _approve(arun, lambda d: None)
+        assert dialog.arguments.toPlainText() == '{\n  "timezone": "UTC"\n}'
+        dialog.once_button.click()
+        await arun.wait_until(lambda: outcomes, 90, "the answer")
+        assert outcomes == ["done"]
+        text = view.transcript_text()
+        assert ANSWER in text and "Called get_current_time · time · " in text
+        assert " s · allowed once" in text  # the time taken, and how it was allowed
+        assert "rounds of tool calls" not in text  # ended by the answer, not the limit
+        reply = _reply(window)
+        (call,) = reply.tool_calls  # one round: the answer needed no second call
+        assert (call.outcome, call.approval) == (ToolOutcome.OK, ApprovedBy.ONCE)
+        assert json.loads(call.result)["timezone"] == "UTC"
+        assert reply.content.endswith(ANSWER) and "<tool_call>" not in reply.content
+        sent = chat.conversation
+        assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant"]
+        assert sent[2]["content"] == call.result and sent[3]["content"] == ANSWER
+
+        # Kept: a reopened chat draws the call and the answer again, and exports both.
+        cid = chat.conversation_id
+        assert cid is not None
+        chat.new_chat()
+        assert ANSWER not in view.transcript_text()
+        await chat.open_conversation(cid)
+        text = view.transcript_text()
+        assert ANSWER in text and "Called get_current_time · time" in text
+        assert chat.conversation == sent
+        markdown = window.chats_db.sync(lambda s: s.export_markdown(cid))
+        assert "Tool call: get_current_time · time · ok · " in markdown
+        assert "allowed once" in markdown and markdown.rstrip().endswith(ANSWER)
+
+    arun(_closing(window, scenario()))
 
 
 def test_approve_result_and_answer_then_reopened_folded(

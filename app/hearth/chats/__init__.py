@@ -7,6 +7,7 @@ Plain Python: no Qt and no llama_cpp. The GUI reaches the store through
 from hearth.chats.async_store import AsyncChatStore, ReplyRecorder
 from hearth.chats.export import conversation_json, conversation_markdown
 from hearth.chats.models import (
+    ApprovedBy,
     Conversation,
     Message,
     MessageStatus,
@@ -22,6 +23,7 @@ from hearth.chats.store import ChatStore, ChatStoreError
 
 __all__ = [
     "BUILTIN_PRESETS",
+    "ApprovedBy",
     "AsyncChatStore",
     "ChatStore",
     "ChatStoreError",

@@ -103,6 +103,15 @@ class ToolOutcome(str, Enum):
     STOPPED = "stopped"  # Stop came while it ran (or waited for approval)
 
 
+class ApprovedBy(str, Enum):
+    """How a call was let through, or not: the export and the fold say so."""
+
+    ONCE = "once"  # the user allowed this call
+    ALWAYS = "always"  # the user chose "Always allow" for this tool of this server
+    STANDING = "standing"  # an earlier "Always allow": not asked
+    DENIED = "denied"  # the user said no
+
+
 @dataclass(frozen=True)
 class ToolCallRecord:
     """One tool call of a reply, as the chat keeps it."""
@@ -116,6 +125,7 @@ class ToolCallRecord:
     result: str  # what the model was given back
     outcome: ToolOutcome
     seconds: float | None = None  # how long the tool took (None: it never ran)
+    approval: ApprovedBy | None = None  # None: never asked (an unknown tool, or Stop came)
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,13 @@ CREATE INDEX tool_calls_by_message ON tool_calls(message_id, id);
 ALTER TABLE conversations ADD COLUMN tool_choice TEXT NOT NULL DEFAULT '[]';
 """
 
+# How each call was approved (once, always, a standing permission, or denied; NULL for
+# calls never asked about, and for those kept before this column).
+_V9 = """
+ALTER TABLE tool_calls ADD COLUMN approval TEXT
+    CHECK (approval IN ('once', 'always', 'standing', 'denied'));
+"""
+
 
 def _seed_presets(conn: sqlite3.Connection) -> None:
     now = time.time()
@@ -264,6 +271,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V6),
     _script(_V7),
     _script(_V8),
+    _script(_V9),
 ]
 LATEST_VERSION = len(MIGRATIONS)
 

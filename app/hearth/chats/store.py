@@ -402,7 +402,11 @@ class ChatStore:
         messages = self.messages(conversation_id)
         shown = self.images.of_messages(m.id for m in messages)
         return export.conversation_markdown(
-            self.conversation(conversation_id), messages, shown, images_folder
+            self.conversation(conversation_id),
+            messages,
+            shown,
+            images_folder,
+            self.attachments.sources(conversation_id),
         )
 
     def export_image_files(self, conversation_id: int, folder: Path) -> list[Path]:
@@ -415,4 +419,9 @@ class ChatStore:
         messages = self.messages(conversation_id)
         shown = self.images.of_messages(m.id for m in messages)
         loaded = {mid: self.images.load(found) for mid, found in shown.items()}
-        return export.conversation_json(self.conversation(conversation_id), messages, loaded)
+        return export.conversation_json(
+            self.conversation(conversation_id),
+            messages,
+            loaded,
+            self.attachments.sources(conversation_id),
+        )

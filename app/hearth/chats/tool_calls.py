@@ -16,9 +16,19 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 
-from hearth.chats.models import ToolCallRecord, ToolOutcome
+from hearth.chats.models import ApprovedBy, ToolCallRecord, ToolOutcome
 
-_COLS = "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds"
+# How a let-through call was approved, as the fold and the export say it (denied: the
+# outcome already says so).
+APPROVAL_TEXT = {
+    ApprovedBy.ONCE: "allowed once",
+    ApprovedBy.ALWAYS: "always allowed, from this call on",
+    ApprovedBy.STANDING: "always allowed",
+}
+
+_COLS = (
+    "message_id, step, offset, call_id, server, tool, arguments, result, outcome, seconds, approval"
+)
 
 
 class ToolCallLog:
@@ -29,7 +39,7 @@ class ToolCallLog:
     def add(self, message_id: int, call: ToolCallRecord) -> None:
         with self._lock:
             self._conn.execute(
-                f"INSERT INTO tool_calls({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO tool_calls({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     message_id,
                     call.step,
@@ -41,6 +51,7 @@ class ToolCallLog:
                     call.result,
                     call.outcome.value,
                     call.seconds,
+                    call.approval.value if call.approval else None,
                 ),
             )
 
@@ -74,6 +85,19 @@ class ToolCallLog:
         return {mid: tuple(items) for mid, items in calls.items()}
 
 
+def approval_text(call: ToolCallRecord) -> str:
+    """How ``call`` was let through; "" when denied or never asked."""
+    return APPROVAL_TEXT.get(call.approval, "") if call.approval else ""
+
+
+def pretty_arguments(arguments: str) -> str:
+    """JSON arguments indented for reading (as they came when they don't parse)."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
 def _record(row: sqlite3.Row) -> ToolCallRecord:
     return ToolCallRecord(
         step=int(row["step"]),
@@ -85,4 +109,5 @@ def _record(row: sqlite3.Row) -> ToolCallRecord:
         result=str(row["result"]),
         outcome=ToolOutcome(row["outcome"]),
         seconds=row["seconds"],
+        approval=ApprovedBy(row["approval"]) if row["approval"] else None,
     )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
-from hearth.chats.models import ToolCallRecord, ToolOutcome
+from hearth.chats.models import ApprovedBy, ToolCallRecord, ToolOutcome
 from hearth.tools.mcp_config import McpConfigError
 from hearth.tools.mcp_host import ToolCallError, ToolInfo, ToolResult
 from hearth.tools.permissions import ToolPermissions, ToolPermissionsError
@@ -242,10 +242,13 @@ class ToolLoop:
         info = catalog.resolve(call.name)
         server, tool = (info.server, info.name) if info else ("", call.name)
 
+        approval: ApprovedBy | None = None
+
         def record(outcome: ToolOutcome, result: str, seconds: float | None) -> ToolCallRecord:
             kept = ToolCallRecord(
-                step, offset, call.id, server, tool, call.arguments, result, outcome, seconds
-            )
+                step, offset, call.id, server, tool, call.arguments, result, outcome, seconds,
+                approval,
+            )  # fmt: skip
             self._keep(kept)
             return kept
 
@@ -260,7 +263,8 @@ class ToolLoop:
         request = ToolRequest(server, tool, call.arguments, parsed)
         began = time.perf_counter()
         try:
-            if not await self._approved(request):
+            approval = await self._approved(request)
+            if approval is ApprovedBy.DENIED:
                 return record(ToolOutcome.DENIED, "The user denied this tool call.", None)
             if parsed is None:
                 return record(
@@ -288,9 +292,9 @@ class ToolLoop:
         outcome = ToolOutcome.ERROR if result.is_error else ToolOutcome.OK
         return record(outcome, result.text, result.seconds)
 
-    async def _approved(self, request: ToolRequest) -> bool:
+    async def _approved(self, request: ToolRequest) -> ApprovedBy:
         if self.permissions.allows(request.server, request.tool):
-            return True
+            return ApprovedBy.STANDING
         self._status(f"Waiting for approval: {request.tool} ({request.server})")
         choice = await self.approve(request)
         if choice is Approval.ALWAYS:
@@ -298,7 +302,11 @@ class ToolLoop:
                 self.permissions.allow(request.server, request.tool)
             except ToolPermissionsError as exc:  # allowed this once; said in the log
                 log.warning("%s", exc)
-        return choice is not Approval.DENY
+        return {
+            Approval.DENY: ApprovedBy.DENIED,
+            Approval.ONCE: ApprovedBy.ONCE,
+            Approval.ALWAYS: ApprovedBy.ALWAYS,
+        }[choice]
 
 
 def _arguments(text: str) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
-"""Tool calls folded in a reply: one line each, "▸ add · toy · 0.31 s", and when
-opened, the call's full arguments and its result.
+"""Tool calls folded in a reply: one line each, "▸ Called add · toy · 0.31 s · allowed
+once" (what happened, the tool, its server, the time taken, how it was allowed), and
+when opened, the call's full arguments and its result.
 
 Drawn into the transcript's document at the point of the reply where the model made
 the calls (``ToolCallRecord.offset``): after the text that came before them, before
@@ -8,8 +9,6 @@ opens or folds that call (the chat redraws the conversation, as for reasoning).
 """
 
 from __future__ import annotations
-
-import json
 
 from PySide6.QtGui import (
     QColor,
@@ -20,6 +19,7 @@ from PySide6.QtGui import (
 )
 
 from hearth.chats import ToolCallRecord, ToolOutcome
+from hearth.chats.tool_calls import approval_text, pretty_arguments
 from hearth.ui.style.tokens import Tokens
 
 TOOL_SCHEME = "toolcall:"  # toolcall:MESSAGE_INDEX:CALL_INDEX
@@ -33,18 +33,12 @@ _VERBS = {
 
 
 def fold_label(call: ToolCallRecord) -> str:
-    """The folded line: what happened, which tool of which server, the time taken."""
+    """The folded line: what happened, which tool of which server, the time taken, and
+    how it was allowed."""
     took = f" · {call.seconds:.2f} s" if call.seconds is not None else ""
     server = f" · {call.server}" if call.server else ""
-    return f"{_VERBS[call.outcome]} {call.tool}{server}{took}"
-
-
-def pretty(arguments: str) -> str:
-    """JSON arguments indented for reading (as they came when they don't parse)."""
-    try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except ValueError:
-        return arguments
+    allowed = f" · {approval_text(call)}" if approval_text(call) else ""
+    return f"{_VERBS[call.outcome]} {call.tool}{server}{took}{allowed}"
 
 
 def draw_tool_calls(
@@ -82,7 +76,8 @@ def draw_tool_calls(
         cursor.insertText(f"{'▾' if is_open else '▸'} {fold_label(call)}", link)
         if not is_open:
             continue
-        for title, text in (("Arguments", pretty(call.arguments)), ("Result", _result(call))):
+        shown = (("Arguments", pretty_arguments(call.arguments)), ("Result", _result(call)))
+        for title, text in shown:
             cursor.insertBlock(body, heading)
             cursor.insertText(title, heading)
             for text_line in text.splitlines() or [""]:
