@@ -53,6 +53,7 @@ def part_color(t: Tokens, part: str) -> str:
         "kv": t.syntax.keyword,
         "compute": t.syntax.number,
         "draft": t.text_muted,
+        "projector": t.syntax.function,
     }[part]
 
 
@@ -64,8 +65,11 @@ class Part:
     detail: str = ""  # the legend's tooltip
 
 
-def parts_of(mem: MemoryBreakdown, draft: MemoryBreakdown | None) -> list[Part]:
-    """What takes the memory, in the bar's order; a draft model is one part."""
+def parts_of(
+    mem: MemoryBreakdown, draft: MemoryBreakdown | None, projector_bytes: int = 0
+) -> list[Part]:
+    """What takes the memory, in the bar's order; a draft model is one part, and so is
+    a vision projector (its weights)."""
     parts = [
         Part("weights", "Weights", mem.weights_bytes, "The model's tensors"),
         Part("kv", "KV cache", mem.kv_cache_bytes, "The context's keys and values, all slots"),
@@ -77,6 +81,9 @@ def parts_of(mem: MemoryBreakdown, draft: MemoryBreakdown | None) -> list[Part]:
             f"{format_bytes(draft.kv_cache_bytes)}, compute {format_bytes(draft.compute_bytes)}."
         )
         parts.append(Part("draft", "Draft model", draft.total_bytes, detail))
+    if projector_bytes:
+        parts.append(Part("projector", "Vision", projector_bytes,
+                          "The vision projector's weights (its image encoder)"))  # fmt: skip
     return parts
 
 
