@@ -60,8 +60,7 @@ def _open(arun: Any, model: Path, store: SettingsStore) -> LoadDialog:
     dialog.show()
     arun(arun.wait_until(lambda: dialog.meta is not None, 30, "the header"))
     arun(arun.wait_until(dialog.model_combo.fill_task.done, 30, "the library"))
-    arun(arun.wait_until(lambda: "beside the model" in dialog.vision.combo.itemText(0), 30,
-                         "the pair"))  # fmt: skip
+    arun(arun.wait_until(lambda: dialog.vision.looked, 30, "the pair"))
     return dialog
 
 

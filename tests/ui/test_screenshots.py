@@ -190,6 +190,7 @@ def test_screenshots_in_both_themes(
         await arun.wait_until(lambda: bool(welcome.fits), 30, "the welcome's fits")
         load = window.extras.show_load_dialog(tiny_model_q8)
         await arun.wait_until(lambda: load.meta is not None, 30, "the model's header")
+        await arun.wait_until(lambda: load.vision.looked, 30, "the projector beside it")
         for theme in THEMES:
             await themed(theme)
             for name, dialog in (("welcome", welcome), ("load", load)):

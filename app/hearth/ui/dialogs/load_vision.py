@@ -82,6 +82,7 @@ class VisionSection(QObject):
         self._chosen: list[ProjectorFacts] = []  # files picked by hand
         self._error: str | None = None  # why the last file picked was refused
         self._look: asyncio.Task[None] | None = None
+        self._checks: list[asyncio.Task[None]] = []  # files being checked
         self.file_dialog: QFileDialog | None = None
         self.section: Section | None = None
         self.combo = QComboBox(parent)
@@ -110,11 +111,18 @@ class VisionSection(QObject):
         layout.addWidget(self.section)
         return self.section
 
+    @property
+    def looked(self) -> bool:
+        """Whether the model's folder was searched for its pair (the row is settled)."""
+        return self._looked
+
     # ------------------------------------------------------------------ inputs
     def set_target(self, model: Path) -> None:
         """The model to load: look for its pair beside it (off the Qt thread)."""
-        if self._look is not None:
-            self._look.cancel()
+        for task in (self._look, *self._checks):
+            if task is not None:
+                task.cancel()  # the previous model's: its answers must not land here
+        self._checks = []
         self._model, self._meta = Path(model), None
         self._paired, self._paired_error, self._looked = None, None, False
         self._chosen, self._error = [], None
@@ -162,7 +170,9 @@ class VisionSection(QObject):
     def use_file(self, path: Path) -> asyncio.Task[None]:
         """Check ``path`` as this model's projector (off the Qt thread), then choose it;
         a file that can't serve is refused in the note and the choice stays."""
-        return self._tasks.spawn(self._check_file(path), name="load-vision-file")
+        task = self._tasks.spawn(self._check_file(path), name="load-vision-file")
+        self._checks = [t for t in self._checks if not t.done()] + [task]
+        return task
 
     async def _check_file(self, path: Path) -> None:
         try:
