@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
-from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
+from PySide6.QtGui import QDropEvent, QGuiApplication, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -19,6 +19,7 @@ from hearth.chats.images import check_image
 from hearth.server.openai_schemas import ChatCompletionRequest
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat.image_hint import VisionState
+from hearth.ui.chat.image_view import IMAGE_SCHEME, insert_images
 from hearth.ui.chat.rows import ConversationRef, NewConversation, TurnState, setup_rows
 from hearth.ui.chat.turns import Turn
 from hearth.ui.shell.main_window import MainWindow
@@ -353,3 +354,16 @@ def test_removing_an_image_being_read_cancels_it_and_keeps_order(
     assert [e.name for e in composer.images.entries] == ["red.png"]
     qtbot.waitUntil(lambda: not composer.images.reading, timeout=60_000)
     assert [i.name for i in composer.images.items] == ["red.png"]
+
+
+def test_a_large_photo_in_the_transcript_is_kept_small(photo: Path) -> None:
+    """The transcript draws a sent photo from a picture read at its drawn size (a JPEG
+    decoded scaled down), not the whole 40 megapixels; the viewer keeps the bytes."""
+    item = check_image(photo.read_bytes(), photo.name)
+    document = QTextDocument()
+    kept = insert_images(QTextCursor(document), document, [item])
+    assert kept == {item.image.sha256: item.data}
+    name = QUrl(IMAGE_SCHEME + item.image.sha256)
+    drawn = document.resource(QTextDocument.ResourceType.ImageResource, name)
+    assert isinstance(drawn, QImage)
+    assert (drawn.width(), drawn.height()) == (213, 160)  # 7300x5480 in 320x160

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QObject, Signal
-from PySide6.QtGui import QImage, QImageReader
+from PySide6.QtGui import QImage
 
 from hearth.chats.images import ImageData, ImageFileError, check_count, check_image, read_image_file
-from hearth.ui.chat.image_tray import PASTED_NAME, THUMB_SIDE, Attached, ImageTray, thumb_size
+from hearth.ui.chat.image_tray import PASTED_NAME, THUMB_SIDE, Attached, ImageTray
+from hearth.ui.chat.image_view import scaled_picture
 from hearth.ui.style.tokens import Tokens
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -62,27 +63,9 @@ def png_of(image: QImage) -> bytes:
 
 
 def thumbnail(data: bytes, side: int) -> QImage:
-    """The image scaled to fit ``side`` x ``side`` (never enlarged), turned as its EXIF
-    says. Safe on a worker thread (a ``QImage``, not a pixmap); a JPEG is decoded at
-    the reduced size directly, so this costs little even for a large photo."""
-    buffer = QBuffer()
-    buffer.setData(QByteArray(data))
-    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-    reader = QImageReader(buffer)
-    reader.setAutoTransform(True)
-    size = reader.size()
-    if size.isValid():
-        reader.setScaledSize(thumb_size(size, side))
-    image = reader.read()
-    buffer.close()
-    return thumb_of(image, side)
-
-
-def thumb_of(image: QImage, side: int) -> QImage:
-    """``image`` scaled to fit ``side`` x ``side`` (already small: as it is)."""
-    if image.width() <= side and image.height() <= side:
-        return image
-    return image.scaled(thumb_size(image.size(), side))
+    """The image scaled to fit ``side`` x ``side`` (never enlarged); safe on a worker
+    thread, and quick even for a large photo (``image_view.scaled_picture``)."""
+    return scaled_picture(data, side, side)
 
 
 def read_with_thumbnail(read: Callable[[], ImageData]) -> tuple[ImageData, QImage]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPen, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
@@ -174,10 +174,3 @@ class ImageTray(QWidget):
 
     def _update_visible(self) -> None:
         self.setVisible(bool(self.thumbs) or bool(self.error.text()))
-
-
-def thumb_size(size: QSize, side: int) -> QSize:
-    """``size`` scaled to fit ``side`` x ``side``, never enlarged."""
-    if size.width() <= side and size.height() <= side:
-        return size
-    return size.scaled(QSize(side, side), Qt.AspectRatioMode.KeepAspectRatio)
