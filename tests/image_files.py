@@ -23,6 +23,17 @@ def jpeg_bytes(width: int = 20, height: int = 20) -> bytes:
     return out.getvalue()
 
 
+def big_jpeg_bytes(width: int, height: int) -> bytes:
+    """A large photo-sized JPEG (smooth gradients: a 40-megapixel one is under 1 MB,
+    yet every pixel must be decoded to check it)."""
+    ramp = Image.linear_gradient("L").resize((width, height))
+    other = ramp.transpose(Image.Transpose.ROTATE_90).resize((width, height))
+    picture = Image.merge("RGB", (ramp, other, ramp.transpose(Image.Transpose.FLIP_TOP_BOTTOM)))
+    out = io.BytesIO()
+    picture.save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
 def huge_header_png(width: int = 10_000, height: int = 10_000) -> bytes:
     """A small PNG whose header claims ``width`` x ``height`` (a decompression bomb's
     shape): the check must refuse it from the header, before any pixel."""

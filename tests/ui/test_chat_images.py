@@ -5,11 +5,13 @@ them; and, with a model that can't see, the attach button says so and offers a p
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
+from PySide6.QtGui import QDropEvent, QGuiApplication, QImage, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from hearth.chats import ChatStore, SamplingSettings
@@ -17,10 +19,11 @@ from hearth.chats.images import check_image
 from hearth.server.openai_schemas import ChatCompletionRequest
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat.image_hint import VisionState
+from hearth.ui.chat.image_view import IMAGE_SCHEME, insert_images
 from hearth.ui.chat.rows import ConversationRef, NewConversation, TurnState, setup_rows
 from hearth.ui.chat.turns import Turn
 from hearth.ui.shell.main_window import MainWindow
-from image_files import png_bytes
+from image_files import big_jpeg_bytes, png_bytes
 
 pytestmark = pytest.mark.ui
 
@@ -36,6 +39,13 @@ def _image_file(folder: Path, name: str = "red.png", **kw: object) -> Path:
     path = folder / name
     path.write_bytes(png_bytes(**kw))  # type: ignore[arg-type]
     return path
+
+
+def _read_all(qtbot: QtBot, composer: object) -> None:
+    """Wait until the composer has read every image attached (a worker thread reads,
+    checks and scales them)."""
+    images = composer.images  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: not images.reading, timeout=30_000)
 
 
 def _drop(widget: object, mime: QMimeData) -> None:
@@ -57,6 +67,7 @@ def test_attach_by_button_then_remove_a_thumbnail(
     red = _image_file(tmp_path, "red.png", color=(255, 0, 0))
     blue = _image_file(tmp_path, "blue.png", color=(0, 0, 255))
     composer.attach_files([red, blue])  # what the file dialog hands over
+    _read_all(qtbot, composer)
     assert [i.name for i in composer.images.items] == ["red.png", "blue.png"]
     qtbot.waitUntil(composer.tray.isVisible)
     assert len(composer.tray.thumbs) == 2
@@ -68,15 +79,19 @@ def test_attach_by_button_then_remove_a_thumbnail(
     qtbot.waitUntil(lambda: not composer.tray.isVisible())
 
 
-def test_a_bad_file_is_refused_with_a_message(window: MainWindow, tmp_path: Path) -> None:
+def test_a_bad_file_is_refused_with_a_message(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
     composer = window.chat_view.composer
     broken = tmp_path / "broken.png"
     broken.write_bytes(png_bytes(64, 64)[:50])
     composer.attach_files([broken])
+    _read_all(qtbot, composer)
     assert composer.images.items == []
     assert "broken.png is damaged or cut short" in composer.tray.error.text()
     assert composer.tray.error.isVisible()
     composer.attach_files([_image_file(tmp_path)])  # a good one clears the line
+    _read_all(qtbot, composer)
     assert composer.tray.error.text() == ""
 
 
@@ -88,6 +103,7 @@ def test_paste_an_image_or_text(qtbot: QtBot, window: MainWindow) -> None:
     clipboard.setImage(picture)
     view.input.setFocus()
     view.input.paste()
+    _read_all(qtbot, view.composer)
     assert len(view.composer.images.items) == 1
     pasted = view.composer.images.items[0].image
     assert (pasted.mime, pasted.width, pasted.height) == ("image/png", 30, 20)
@@ -98,7 +114,7 @@ def test_paste_an_image_or_text(qtbot: QtBot, window: MainWindow) -> None:
     assert len(view.composer.images.items) == 1
 
 
-def test_drop_images_and_other_files(window: MainWindow, tmp_path: Path) -> None:
+def test_drop_images_and_other_files(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
     composer = window.chat_view.composer
     dropped: list[list[Path]] = []
     composer.files_dropped.connect(dropped.append)
@@ -108,9 +124,11 @@ def test_drop_images_and_other_files(window: MainWindow, tmp_path: Path) -> None
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(image)), QUrl.fromLocalFile(str(doc))])
     _drop(composer, mime)
+    _read_all(qtbot, composer)
     assert [i.name for i in composer.images.items] == ["red.png"]
     assert dropped == [[doc]]
     _drop(composer.input, mime)  # onto the message box: the same, not a path as text
+    _read_all(qtbot, composer)
     assert len(composer.images.items) == 2 and dropped == [[doc], [doc]]
     assert composer.input.toPlainText() == ""
 
@@ -210,11 +228,14 @@ def test_a_sent_image_is_kept_shown_exported_and_sent_again(
     assert window.chats_db.sync(ChatStore.list_conversations) == []
 
 
-def test_send_to_a_model_that_cant_see_keeps_the_images(window: MainWindow, tmp_path: Path) -> None:
+def test_send_to_a_model_that_cant_see_keeps_the_images(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
     """Send with a model known not to see: the images stay in the composer and the
     popover says why (nothing is lost, nothing is sent)."""
     composer = window.chat_view.composer
     composer.attach_files([_image_file(tmp_path)])
+    _read_all(qtbot, composer)
     composer.set_vision(VisionState(sees=False, model="text-only"))
     images = window.chat_view.take_images()
     assert len(images) == 1 and composer.images.items == []
@@ -241,3 +262,108 @@ def test_editing_a_message_puts_its_images_back_in_the_composer(
     assert [i.image for i in view.composer.images.items] == [red.image]
     qtbot.keyClick(view.input, Qt.Key.Key_Escape)  # cancel the edit: the tray empties too
     assert view.composer.images.items == [] and view.input.toPlainText() == ""
+
+
+class TickProbe:
+    """A 5 ms timer on the Qt event loop and the longest gap between its ticks past
+    its interval: how long the loop was stalled (bench/ui.py's probe)."""
+
+    def __init__(self, interval_ms: int = 5) -> None:
+        self.interval = interval_ms / 1000
+        self.ticks = 0
+        self.max_gap = 0.0
+        self._last = 0.0
+        self.timer = QTimer()
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.ticks += 1
+        self.max_gap = max(self.max_gap, now - self._last - self.interval)
+        self._last = now
+
+    def stop(self) -> float:
+        self.timer.stop()
+        return max(self.max_gap, 0.0)
+
+
+@pytest.fixture(scope="module")
+def photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 40-megapixel JPEG (7300x5480, under the 8 MB limit): about a second to
+    decode on a slow machine."""
+    path = tmp_path_factory.mktemp("photo") / "photo.jpg"
+    path.write_bytes(big_jpeg_bytes(7300, 5480))
+    return path
+
+
+def test_a_large_photo_is_read_off_the_qt_thread(
+    qtbot: QtBot, window: MainWindow, photo: Path
+) -> None:
+    """A spinner holds the photo's place at once; the event loop keeps turning while
+    the photo is decoded, checked and scaled; then its thumbnail takes the place."""
+    composer = window.chat_view.composer
+    probe = TickProbe()
+    probe.start()
+    composer.attach_files([photo])
+    assert composer.images.reading and composer.images.items == []
+    (spinner,) = composer.tray.spinners
+    qtbot.waitUntil(spinner.isVisible)
+    assert spinner.turning
+    qtbot.waitUntil(lambda: not composer.images.reading, timeout=60_000)
+    ticks, stall = probe.ticks, probe.stop()
+    print(f"read with {ticks} ticks, longest stall {stall * 1000:.1f} ms")
+    # Decoding 40 MP on the Qt thread stalls it for 0.3-1.5 s (machine-dependent);
+    # off it, the timer keeps ticking.
+    assert stall < 0.15, f"the event loop stalled {stall * 1000:.0f} ms"
+    assert ticks >= 5
+    (item,) = composer.images.items
+    assert (item.image.width, item.image.height) == (7300, 5480)
+    assert composer.tray.spinners == []
+    (thumb,) = composer.tray.thumbs
+    assert isinstance(thumb, QLabel)
+    assert (thumb.pixmap().width(), thumb.pixmap().height()) == (56, 42)
+    assert "photo.jpg · 7300x5480" in thumb.toolTip()
+
+
+def test_removing_an_image_being_read_cancels_it_and_keeps_order(
+    qtbot: QtBot, window: MainWindow, photo: Path, tmp_path: Path
+) -> None:
+    """Images keep the order they were attached in, whichever is read first; one
+    removed while it reads is gone at once, and the message waits for the others."""
+    composer = window.chat_view.composer
+    red = _image_file(tmp_path, "red.png", color=(255, 0, 0))
+    composer.attach_files([photo, red])
+    assert len(composer.tray.thumbs) == 2
+    qtbot.waitUntil(lambda: composer.images.items != [], timeout=60_000)
+    composer.input.setPlainText("Look")
+    composer.attach_files([red])  # a third, still to read: Send waits for it
+    qtbot.keyClick(composer.input, Qt.Key.Key_Return)
+    assert composer.input.toPlainText() == "Look"
+    assert "still being read" in composer.tray.error.text()
+    qtbot.waitUntil(lambda: not composer.images.reading, timeout=60_000)
+    assert [i.name for i in composer.images.items] == ["photo.jpg", "red.png", "red.png"]
+
+    composer.images.clear()
+    composer.attach_files([photo, red])
+    qtbot.mouseClick(composer.tray.remove_buttons[0], Qt.MouseButton.LeftButton)
+    assert [e.name for e in composer.images.entries] == ["red.png"]
+    qtbot.waitUntil(lambda: not composer.images.reading, timeout=60_000)
+    assert [i.name for i in composer.images.items] == ["red.png"]
+
+
+def test_a_large_photo_in_the_transcript_is_kept_small(photo: Path) -> None:
+    """The transcript draws a sent photo from a picture read at its drawn size (a JPEG
+    decoded scaled down), not the whole 40 megapixels; the viewer keeps the bytes."""
+    item = check_image(photo.read_bytes(), photo.name)
+    document = QTextDocument()
+    kept = insert_images(QTextCursor(document), document, [item])
+    assert kept == {item.image.sha256: item.data}
+    name = QUrl(IMAGE_SCHEME + item.image.sha256)
+    drawn = document.resource(QTextDocument.ResourceType.ImageResource, name)
+    assert isinstance(drawn, QImage)
+    assert (drawn.width(), drawn.height()) == (213, 160)  # 7300x5480 in 320x160

@@ -198,6 +198,7 @@ def test_screenshots_in_both_themes(
         await arun.wait_until(lambda: bool(welcome.fits), 30, "the welcome's fits")
         load = window.extras.show_load_dialog(tiny_model_q8)
         await arun.wait_until(lambda: load.meta is not None, 30, "the model's header")
+        await arun.wait_until(lambda: load.vision.looked, 30, "the projector beside it")
         for theme in THEMES:
             await themed(theme)
             for name, dialog in (("welcome", welcome), ("load", load)):
@@ -302,7 +303,9 @@ def test_screenshots_in_both_themes(
         await serve_a_few_requests()
         await window.chat.open_conversation(conv_id)
         # An image waiting in the composer (the tiny model can't see: added past the check).
-        window.chat_view.composer.images.add_image(QImage.fromData(picture_png(160, 100)))
+        composer_images = window.chat_view.composer.images
+        composer_images.add_image(QImage.fromData(picture_png(160, 100)))
+        await arun.wait_until(lambda: not composer_images.reading, 30, "the image read")
         window.chat_view.set_stats("41.8 tok/s · TTFT 182 ms · 212 tokens · context 301 / 2048")
         await arun.wait_until(lambda: window.sidebar.list.count() == 2, 10, "the chat list")
         await arun.wait_until(lambda: len(window.library_page.models) == 2, 20, "2 models")

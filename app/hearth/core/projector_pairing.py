@@ -41,6 +41,27 @@ _ALIASES = {"FP16": "F16", "FP32": "F32"}
 _SEPARATORS = re.compile(r"[\s._-]+")
 _GENERIC = frozenset({"", "model", "vision", "projector"})
 
+# Where each projector type's output width (the text model's n_embd) can be read from
+# its tensor table: the tensor and the index into its ggml shape, as read by
+# llama.cpp's clip_n_mmproj_embd (tools/mtmd/clip.cpp) for the common vision types; a
+# type not listed is checked by libmtmd alone. Read by the worker before libmtmd sees a
+# file (engine/projector_file.py) and by the Load dialog's choice (library/projectors.py).
+OUTPUT_WIDTH: dict[str, tuple[str, int]] = {
+    "gemma3": ("mm.input_projection.weight", 0),
+    "gemma4v": ("mm.input_projection.weight", 1),
+    "gemma4uv": ("mm.input_projection.weight", 1),
+    "idefics3": ("mm.model.fc.weight", 1),
+    "internvl": ("mm.3.weight", 1),
+    "kimivl": ("mm.2.weight", 1),
+    "lfm2": ("mm.2.weight", 1),
+    "lightonocr": ("mm.2.weight", 1),
+    "paddleocr": ("mm.2.weight", 1),
+    "phi4": ("mm.2.weight", 1),
+    "pixtral": ("mm.2.weight", 1),
+    "qwen2vl_merger": ("mm.2.bias", 0),  # the merger's second matrix is mm.2 (no mm.1)
+    "qwen2.5vl_merger": ("mm.2.bias", 0),
+}
+
 
 def is_projector(path: PurePath | str) -> bool:
     """Whether the file name is a projector's: a ``.gguf`` with ``mmproj`` in its name."""

@@ -17,30 +17,10 @@ from pathlib import Path
 import gguf
 
 from hearth.core.errors import ModelLoadError
+from hearth.core.projector_pairing import OUTPUT_WIDTH
 from hearth.engine.gguf_meta import check_gguf_header
 
 log = logging.getLogger(__name__)
-
-# Where each projector type's output width (the text model's n_embd) can be read from
-# its tensor table: the tensor and the index into its ggml shape. Copied from
-# llama.cpp's clip_n_mmproj_embd (tools/mtmd/clip.cpp) for the common vision types; a
-# type not listed is checked by libmtmd alone.
-_OUTPUT_WIDTH: dict[str, tuple[str, int]] = {
-    "gemma3": ("mm.input_projection.weight", 0),
-    "gemma4v": ("mm.input_projection.weight", 1),
-    "gemma4uv": ("mm.input_projection.weight", 1),
-    "idefics3": ("mm.model.fc.weight", 1),
-    "internvl": ("mm.3.weight", 1),
-    "kimivl": ("mm.2.weight", 1),
-    "lfm2": ("mm.2.weight", 1),
-    "lightonocr": ("mm.2.weight", 1),
-    "paddleocr": ("mm.2.weight", 1),
-    "phi4": ("mm.2.weight", 1),
-    "pixtral": ("mm.2.weight", 1),
-    "qwen2vl_merger": ("mm.2.bias", 0),  # the merger's second matrix is mm.2 (no mm.1)
-    "qwen2.5vl_merger": ("mm.2.bias", 0),
-}
-
 
 @dataclass(frozen=True)
 class ProjectorFile:
@@ -92,7 +72,7 @@ def read_projector_file(path: Path) -> ProjectorFile:
 
 
 def _output_width(reader: gguf.GGUFReader, projector_type: str) -> int | None:
-    where = _OUTPUT_WIDTH.get(projector_type)
+    where = OUTPUT_WIDTH.get(projector_type)
     if where is None:
         return None
     name, index = where

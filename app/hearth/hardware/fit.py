@@ -250,6 +250,16 @@ def draft_split(
     return split_memory(draft, gpu_layers, full, gpu_backend=gpu_backend)
 
 
+def projector_split(
+    size: int, gpu_layers: int, full: bool, *, gpu_backend: bool
+) -> tuple[int, int]:
+    """(GPU bytes, RAM bytes) of a vision projector of ``size`` bytes (its weights,
+    about its file) loaded beside a model with ``n_gpu_layers`` = ``gpu_layers``: the
+    engine puts it on the GPU unless the model is kept off it (``engine/vision.py``)."""
+    on_gpu = gpu_backend and (full or gpu_layers != 0)
+    return (size, 0) if on_gpu else (0, size)
+
+
 def estimate_fit(
     meta: GgufMetadata,
     plan: ContextPlan,
@@ -258,12 +268,14 @@ def estimate_fit(
     weight_scale: float = 1.0,
     draft: GgufMetadata | None = None,
     draft_name: str = "",
+    projector_bytes: int = 0,
 ) -> FitEstimate:
     """Decide where the model goes: all on the GPU, split, CPU only, or nowhere.
 
     ``draft``: the header of a draft model loaded beside it (speculative decoding),
     whose memory counts too, placed as the target is (see ``draft_split``); the
-    summary names it ``draft_name``, so a fit chip's tooltip says what it counted."""
+    summary names it ``draft_name``, so a fit chip's tooltip says what it counted.
+    ``projector_bytes``: a vision projector loaded with it (``projector_split``)."""
     mem = estimate_memory(meta, plan, weight_scale=weight_scale)
     draft_mem = estimate_memory(draft, plan) if draft is not None else None
     ram, vram = system.usable_ram, system.usable_vram
@@ -280,7 +292,8 @@ def estimate_fit(
         if draft_mem is not None:
             dgpu, dcpu = draft_split(draft_mem, layers, full, gpu_backend=bool(system.gpus))
             gpu, cpu = gpu + dgpu, cpu + dcpu
-        return gpu, cpu
+        pgpu, pcpu = projector_split(projector_bytes, layers, full, gpu_backend=bool(system.gpus))
+        return gpu + pgpu, cpu + pcpu
 
     def result(
         verdict: FitVerdict, layers: int, full: bool, summary: str, memory: MemoryBreakdown = mem
@@ -335,6 +348,7 @@ def estimate_fit(
     if draft is not None:
         draft_mem = estimate_memory(draft, plan, gpu_offload=False)
     total = mem.total_bytes + (draft_mem.total_bytes if draft_mem is not None else 0)
+    total += projector_bytes
     if total <= ram:
         return result(
             FitVerdict.CPU_ONLY,

@@ -21,6 +21,7 @@ from hearth.config.launch import (
 from hearth.config.settings import Settings
 from hearth.core.model_info import FlashAttention, LoadConfig, SpecMode
 from hearth.core.prompt_cache import GIB, PromptCacheSettings
+from hearth.library.projectors import projector_beside
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,19 @@ class LoadOptions:
     spec_mode: str | None = None
     draft_model: str | None = None  # the draft GGUF's path (--draft-model), for "draft"
     draft_max: int | None = None  # most tokens drafted per step (--draft-max)
+    # Vision: a projector chosen by hand (--mmproj); None: the one paired beside the
+    # model, if any. ``vision=False`` loads no projector at all (the model reads text).
+    mmproj: str | None = None
+    vision: bool = True
+
+    def projector_for(self, model: Path) -> Path | None:
+        """The projector loaded with ``model``: none with vision off, the file chosen,
+        else the one beside it that pairs with it (a listing of its folder: file I/O)."""
+        if not self.vision:
+            return None
+        if self.mmproj:
+            return Path(self.mmproj)
+        return projector_beside(model)
 
     def apply(self, load: LoadConfig) -> LoadConfig:
         """``load`` with these choices put in. A draft model is kept only with the

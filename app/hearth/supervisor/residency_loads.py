@@ -32,11 +32,14 @@ POLL_S = 0.2
 DEFAULT_TIMEOUT_S = 120.0
 
 
-def load_fields(options: LoadOptions) -> dict[str, Any]:
+def load_fields(options: LoadOptions, model: Path | None = None) -> dict[str, Any]:
     """Every LoadConfig setting for a load with ``options`` (the worker's defaults
     elsewhere), as the admin load takes them: all of them, so that nothing carries over
-    from another model's load (its draft model, its context)."""
+    from another model's load (its draft model, its context, its projector). With the
+    ``model``, its projector as ``options`` choose it (``LoadOptions.projector_for``)."""
     config = options.apply(LoadConfig(model_path=NO_MODEL))
+    if model is not None:
+        config = dataclasses.replace(config, mmproj_path=options.projector_for(model))
     fields: dict[str, Any] = {}
     for field in dataclasses.fields(LoadConfig):
         if field.name == "model_path":
@@ -76,7 +79,7 @@ async def load_beside(
     """Load the library model at ``path`` into the running worker (alongside the others,
     or with ``replace`` instead of them) and return it once loaded. A failure is a
     ModelLoadError with the worker's message; cancelling cancels the worker's load."""
-    await client.load(str(path), replace=replace, settings=load_fields(options))
+    await client.load(str(path), replace=replace, settings=load_fields(options, path))
     deadline = time.monotonic() + timeout
     try:
         while True:

@@ -26,7 +26,6 @@ from hearth.config.launch import (
 )
 from hearth.core.errors import ModelLoadError
 from hearth.core.model_info import LoadConfig
-from hearth.library.projectors import projector_beside
 from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
 from hearth.supervisor.launch_options import EndpointOptions, LoadOptions, WorkerOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
@@ -148,10 +147,11 @@ class Supervisor:
         endpoint is opened on it once it is ready (see ``set_endpoint``)."""
         path = self.model_path or NO_MODEL
         load = self.options.apply(LoadConfig(model_path=Path(path)))
-        if self.model_path is not None and load.mmproj_path is None:
-            # a vision model's projector beside it, as the Library pairs them (a listing of
-            # one folder); `hearth serve --model PATH` leaves that to --mmproj
-            load = replace(load, mmproj_path=projector_beside(Path(self.model_path)))
+        if self.model_path is not None:
+            # the projector chosen in the Load dialog, else the one beside the model as
+            # the Library pairs them, or none; `hearth serve --model PATH` leaves that
+            # to --mmproj
+            load = replace(load, mmproj_path=self.options.projector_for(Path(self.model_path)))
         settings = LaunchSettings(load=load, parent_pid=os.getpid())  # exits if we die
         return EndpointOptions(enabled=False).apply(self.worker_options.apply(settings))
 

@@ -19,6 +19,7 @@ from hearth.hardware.fit import (
     QuantCandidate,
     estimate_fit,
     estimate_memory,
+    projector_split,
     rank_quantizations,
     suggest_quantization,
 )
@@ -338,3 +339,21 @@ def test_the_suggested_quant_leaves_room_for_the_draft_it_is_named_in_the_summar
     size = format_bytes(named.draft_memory.total_bytes)
     assert f"This includes the draft model llama-0.5b ({size})." in named.summary
     assert named.draft_memory == estimate_memory(DRAFT, plan, gpu_offload=False)
+
+
+def test_a_vision_projector_goes_where_the_engine_puts_it() -> None:
+    """On the GPU beside an offloaded model, in RAM for a CPU load; a projector that no
+    longer fits beside the model lowers the verdict."""
+    plan = ContextPlan(n_ctx=4096)
+    proj = 850 * MIB
+    alone = estimate_fit(META, plan, machine(64, 24))
+    seeing = estimate_fit(META, plan, machine(64, 24), projector_bytes=proj)
+    assert seeing.verdict is FitVerdict.FULL_GPU
+    assert (seeing.gpu_bytes, seeing.ram_bytes) == (alone.gpu_bytes + proj, alone.ram_bytes)
+    cpu_alone = estimate_fit(META, plan, machine(64))
+    cpu = estimate_fit(META, plan, machine(64), projector_bytes=proj)
+    assert cpu.ram_bytes == cpu_alone.ram_bytes + proj and cpu.gpu_bytes == 0
+    assert projector_split(proj, 0, False, gpu_backend=True) == (0, proj)  # kept off the GPU
+    tight = machine(64, (alone.gpu_bytes + CUDA_RESERVE_BYTES + 64 * MIB) / GIB)
+    assert estimate_fit(META, plan, tight).verdict is FitVerdict.FULL_GPU
+    assert estimate_fit(META, plan, tight, projector_bytes=proj).verdict is not FitVerdict.FULL_GPU

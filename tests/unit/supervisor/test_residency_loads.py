@@ -36,3 +36,16 @@ def test_defaults_leave_no_draft_model() -> None:
     fields = load_fields(LoadOptions())
     assert fields["draft_model_path"] is None
     assert fields["n_ctx"] == LoadConfig(model_path=NO_MODEL).n_ctx
+
+
+def test_a_load_beside_carries_the_projector_as_chosen(tmp_path: Path) -> None:
+    """The projector a load beside the others gets is the one the worker's own launch
+    would get (``LoadOptions.projector_for``): the pair beside the model, a file chosen
+    by hand, or none; never left to a previous load of that model."""
+    model = tmp_path / "tiny-vision-F16.gguf"
+    model.write_bytes(b"GGUF")
+    (tmp_path / "mmproj-F16.gguf").write_bytes(b"GGUF")
+    chosen = tmp_path / "other" / "mmproj-other-F16.gguf"
+    assert load_fields(LoadOptions(), model)["mmproj_path"] == str(tmp_path / "mmproj-F16.gguf")
+    assert load_fields(LoadOptions(mmproj=str(chosen)), model)["mmproj_path"] == str(chosen)
+    assert load_fields(LoadOptions(vision=False), model)["mmproj_path"] is None

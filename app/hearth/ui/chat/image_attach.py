@@ -1,34 +1,41 @@
-"""Images waiting in the composer: what was attached, its thumbnails, and why a file
-was refused.
+"""Images waiting in the composer: what was attached, read off the Qt thread, in order.
 
 Files come from the attach button's dialog, a drop, or a paste (an image on the
-clipboard, or files copied in a file manager); each is checked at once
-(``chats.images.check_image``: the worker's own formats and limits), so a bad file is
-a line under the thumbnails now, not a refused request later. Files that are not
-images are handed back to the composer, which passes them on (documents).
+clipboard, or files copied in a file manager). Each is read, checked
+(``chats.images.check_image``: the worker's own formats and limits, which decodes the
+whole picture) and scaled to a thumbnail on a worker thread (``ui/threads.in_thread``),
+as documents are read: a 40-megapixel photo takes a second or more to decode, and the
+window must keep turning meanwhile. Until then the tray shows a spinner in the image's
+place (``image_tray``); removing it cancels the read. A bad file is a line under the
+thumbnails, not a refused request later. Files that are not images are handed back to
+the composer, which passes them on (documents). The message can't be sent while an
+image is still being read (``reading``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QObject, Signal
+from PySide6.QtGui import QImage
 
 from hearth.chats.images import ImageData, ImageFileError, check_count, check_image, read_image_file
-from hearth.ui.style.icons import icon
-from hearth.ui.style.theme_hook import ThemeHook
-from hearth.ui.style.tokens import SPACE, Tokens
+from hearth.ui.chat.image_tray import PASTED_NAME, THUMB_SIDE, Attached, ImageTray
+from hearth.ui.chat.image_view import scaled_picture
+from hearth.ui.style.tokens import Tokens
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
 
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"})
-THUMB_SIDE = 56  # px: a thumbnail's longer side in the composer
-PASTED_NAME = "Pasted image"
+
+__all__ = ["PASTED_NAME", "THUMB_SIDE", "ImageAttachments", "ImageTray", "has_media",
+           "is_image_file", "local_files", "png_of", "thumbnail"]  # fmt: skip
 
 
 def is_image_file(path: Path) -> bool:
@@ -55,100 +62,26 @@ def png_of(image: QImage) -> bytes:
     return bytes(data.data())
 
 
-def thumbnail(data: bytes, side: int) -> QPixmap:
-    """The image scaled to fit ``side`` x ``side`` (never enlarged)."""
-    pixmap = QPixmap()
-    pixmap.loadFromData(data)
-    if pixmap.width() > side or pixmap.height() > side:
-        pixmap = pixmap.scaled(
-            QSize(side, side),
-            Qt.AspectRatioMode.KeepAspectRatio,
-            Qt.TransformationMode.SmoothTransformation,
-        )
-    return pixmap
+def thumbnail(data: bytes, side: int) -> QImage:
+    """The image scaled to fit ``side`` x ``side`` (never enlarged); safe on a worker
+    thread, and quick even for a large photo (``image_view.scaled_picture``)."""
+    return scaled_picture(data, side, side)
 
 
-class ImageTray(QWidget):
-    """The thumbnails above the message box, each with its remove button, and a line
-    that says why the last file was refused. Hidden while it has nothing to show."""
+def read_with_thumbnail(read: Callable[[], ImageData]) -> tuple[ImageData, QImage]:
+    """Read and check an image, then make its thumbnail (blocking: a worker thread's)."""
+    item = read()
+    return item, thumbnail(item.data, THUMB_SIDE)
 
-    remove_requested = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("imageTray")
-        col = QVBoxLayout(self)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(SPACE["xs"])
-        self._row = QHBoxLayout()
-        self._row.setSpacing(SPACE["s"])
-        self._row.addStretch(1)
-        col.addLayout(self._row)
-        self.error = QLabel(self)
-        self.error.setObjectName("imageError")
-        self.error.setWordWrap(True)
-        self.error.setAccessibleName("Image problem")
-        self.error.hide()
-        col.addWidget(self.error)
-        self.thumbs: list[QLabel] = []
-        self.remove_buttons: list[QToolButton] = []
-        self._hook = ThemeHook(self, self._restyle)
-        self.hide()
-
-    def _restyle(self, t: Tokens) -> None:
-        self.error.setStyleSheet(f"color: {t.danger};")
-        for button in self.remove_buttons:
-            button.setIcon(icon("close", t))
-
-    def show_images(self, items: list[ImageData], tokens: Tokens) -> None:
-        while self._row.count() > 1:  # all but the stretch
-            taken = self._row.takeAt(0)
-            widget = taken.widget() if taken is not None else None
-            if widget is not None:
-                widget.deleteLater()
-        self.thumbs, self.remove_buttons = [], []
-        for n, item in enumerate(items):
-            self._row.insertWidget(n, self._thumb(n, item, tokens))
-        self._update_visible()
-
-    def _thumb(self, n: int, item: ImageData, tokens: Tokens) -> QWidget:
-        box = QWidget(self)
-        box.setObjectName("imageThumb")
-        row = QHBoxLayout(box)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(0)
-        label = QLabel(box)
-        label.setPixmap(thumbnail(item.data, THUMB_SIDE))
-        image = item.image
-        name = item.name or PASTED_NAME
-        label.setToolTip(f"{name} · {image.width}x{image.height}")
-        label.setAccessibleName(f"Attached image {n + 1}: {name}")
-        remove = QToolButton(box)
-        remove.setObjectName("removeImage")
-        remove.setAutoRaise(True)
-        remove.setIcon(icon("close", tokens))
-        remove.setToolTip("Remove this image")
-        remove.setAccessibleName(f"Remove image {n + 1}")
-        remove.setCursor(Qt.CursorShape.PointingHandCursor)
-        remove.clicked.connect(lambda: self.remove_requested.emit(n))
-        row.addWidget(label)
-        row.addWidget(remove, 0, Qt.AlignmentFlag.AlignTop)
-        self.thumbs.append(label)
-        self.remove_buttons.append(remove)
-        return box
-
-    def say(self, message: str) -> None:
-        """Show why a file was refused ("" clears the line)."""
-        self.error.setText(message)
-        self.error.setVisible(bool(message))
-        self._update_visible()
-
-    def _update_visible(self) -> None:
-        self.setVisible(bool(self.thumbs) or bool(self.error.text()))
+def check_pasted(image: QImage, name: str) -> ImageData:
+    """A pasted picture, as PNG bytes checked like a file (blocking)."""
+    return check_image(png_of(image), name)
 
 
 class ImageAttachments(QObject):
-    """The composer's images, in order, checked; ``changed`` after each change."""
+    """The composer's images, in order, each read and checked off the Qt thread;
+    ``changed`` after each change (one attached, read, refused or removed)."""
 
     changed = Signal()
 
@@ -156,58 +89,124 @@ class ImageAttachments(QObject):
         super().__init__(parent)
         self.tray = tray
         self.tokens = tokens
-        self.items: list[ImageData] = []
+        self.entries: list[Attached] = []
+        self._jobs: dict[Attached, asyncio.Task[None]] = {}  # reads and thumbnails in flight
+        self._tasks = TaskSet()
         tray.remove_requested.connect(self.remove)
 
+    @property
+    def items(self) -> list[ImageData]:
+        """The images read and checked, in the order they were attached."""
+        return [e.item for e in self.entries if e.item is not None]
+
+    @property
+    def reading(self) -> bool:
+        """Whether an image is still being read (the message waits for it)."""
+        return any(e.item is None for e in self.entries)
+
+    def hold_send(self) -> bool:
+        """True (and the tray says why) while an image is still being read: a message
+        sent now would go without it."""
+        if self.reading:
+            self.tray.say("An image is still being read: send once its thumbnail shows.")
+        return self.reading
+
     def add_files(self, paths: Iterable[Path]) -> list[Path]:
-        """Attach the image files among ``paths``; the other files, for the caller."""
+        """Start reading the image files among ``paths``; the other files, for the caller."""
         others: list[Path] = []
         added = False
         for path in paths:
             if not is_image_file(path):
                 others.append(path)
                 continue
-            added |= self._add(functools.partial(read_image_file, path))
+            added |= self._add(path.name, functools.partial(read_image_file, path))
         if added:
             self._changed()
         return others
 
     def add_image(self, image: QImage, name: str = PASTED_NAME) -> bool:
-        """Attach a pasted image (kept as PNG)."""
-        data = png_of(image)
-        added = self._add(lambda: check_image(data, name))
+        """Attach a pasted image (kept as PNG; encoded off the Qt thread)."""
+        added = self._add(name, functools.partial(check_pasted, QImage(image), name))
         if added:
             self._changed()
         return added
 
-    def _add(self, read: Callable[[], ImageData]) -> bool:
+    def _add(self, name: str, read: Callable[[], ImageData]) -> bool:
         try:
-            check_count(len(self.items) + 1)
-            item = read()
+            check_count(len(self.entries) + 1)
         except ImageFileError as exc:
             log.info("image refused: %s", exc)
             self.tray.say(str(exc))
             return False
-        self.items.append(item)
+        entry = Attached(name)
+        self.entries.append(entry)
+        self._jobs[entry] = self._tasks.spawn(self._read(entry, read), name="attach-image")
         self.tray.say("")
         return True
 
+    async def _read(self, entry: Attached, read: Callable[[], ImageData]) -> None:
+        try:
+            item, thumb = await in_thread(read_with_thumbnail, read)
+        except Exception as exc:  # ImageFileError says why; anything else, plainly
+            message = str(exc) if isinstance(exc, ImageFileError) else (
+                f"{entry.name or PASTED_NAME} can't be read: {exc}")  # fmt: skip
+            log.info("image refused: %s", message)
+            self._refused(entry, message)
+            return
+        finally:
+            self._jobs.pop(entry, None)
+        if entry in self.entries:  # not removed meanwhile
+            entry.item, entry.thumb = item, thumb
+            self._changed()
+
+    async def _thumb(self, entry: Attached) -> None:
+        """The thumbnail of an image already checked (one put back), off the Qt thread."""
+        assert entry.item is not None
+        try:
+            entry.thumb = await in_thread(thumbnail, entry.item.data, THUMB_SIDE)
+        finally:
+            self._jobs.pop(entry, None)
+        if entry in self.entries:
+            self._changed()
+
+    def _refused(self, entry: Attached, message: str) -> None:
+        if entry in self.entries:
+            self.entries.remove(entry)
+            self.tray.say(message)
+            self._changed()
+
     def remove(self, index: int) -> None:
-        if 0 <= index < len(self.items):
-            del self.items[index]
+        """Remove the image at ``index``; one still being read stops being waited for."""
+        if 0 <= index < len(self.entries):
+            entry = self.entries.pop(index)
+            task = self._jobs.pop(entry, None)
+            if task is not None:
+                task.cancel()
             self.tray.say("")
             self._changed()
 
     def take(self) -> list[ImageData]:
-        """The images, for the message being sent; the composer is emptied."""
-        items, self.items = self.items, []
+        """The images, for the message being sent; the composer is emptied (an image
+        still being read is dropped: the view sends only when none is)."""
+        items = self.items
+        self.clear()
+        return items
+
+    def clear(self) -> None:
+        """Empty the tray, cancelling the reads in flight."""
+        for task in self._jobs.values():
+            task.cancel()
+        self._jobs.clear()
+        self.entries = []
         self.tray.say("")
         self._changed()
-        return items
 
     def put_back(self, items: list[ImageData]) -> None:
         """A message that was not sent (or is being edited) gets its images back."""
-        self.items = list(items) + self.items
+        back = [Attached(i.name, i) for i in items]
+        self.entries = back + self.entries
+        for entry in back:
+            self._jobs[entry] = self._tasks.spawn(self._thumb(entry), name="image-thumbnail")
         self._changed()
 
     def set_tokens(self, tokens: Tokens) -> None:
@@ -215,5 +214,5 @@ class ImageAttachments(QObject):
         self._changed()
 
     def _changed(self) -> None:
-        self.tray.show_images(self.items, self.tokens)
+        self.tray.show_images(self.entries, self.tokens)
         self.changed.emit()

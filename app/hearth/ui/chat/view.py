@@ -236,6 +236,8 @@ class ChatView(QWidget):
         text = self.input.toPlainText().strip()
         if not (text or self.composer.images.items) or not self.send_button.isEnabled():
             return
+        if self.composer.images.hold_send():  # an image still being read: it waits
+            return
         self.input.clear()
         self.send_requested.emit(text)
 

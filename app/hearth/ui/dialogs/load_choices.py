@@ -35,6 +35,8 @@ def choices_to_save(opts: LoadOptions) -> dict[str, Any]:
         "spec_mode": opts.spec_mode,  # speculative decoding: off, ngram or draft
         "draft_model": opts.draft_model,  # the draft's path, with "draft"
         "draft_max": opts.draft_max,
+        "mmproj": opts.mmproj,  # a projector chosen by hand; None: the one beside it
+        "vision": opts.vision,  # False: loaded without a projector
     }
     if opts.n_gpu_layers is not None:
         saved["n_gpu_layers"] = opts.n_gpu_layers

@@ -4,7 +4,8 @@ Laid out as LM Studio's load panel, on the app's cards (``load_form``): the mode
 (any in the library: ``model_choice``; switching re-reads its header and restores its
 own saved choices) and its facts on top; GPU offload with Auto-fit and the context
 first; "Advanced" (slots, KV cache, flash attention, threads, mmap/mlock, chat format)
-folded; speculation (``load_speculation``) a card of its own; the estimate pinned at the
+folded; the vision projector (``load_vision``) and speculation (``load_speculation``)
+cards of their own; the estimate pinned at the
 foot (``load_summary``) above Load. The estimate comes from the GGUF headers (read on a
 worker thread) and ``hearth.hardware``'s memory model, cheap enough to redo on every
 change, a draft model included. The choices are remembered per model (by path).
@@ -21,14 +22,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QHBoxLayout,
-    QLabel,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from hearth.config.engines import EngineRegistry
 from hearth.config.launch import is_packaged
@@ -63,6 +57,7 @@ from hearth.ui.dialogs.load_sections import (
 )
 from hearth.ui.dialogs.load_speculation import SpeculationSection
 from hearth.ui.dialogs.load_summary import EstimatePanel, parts_of
+from hearth.ui.dialogs.load_vision import VisionSection
 from hearth.ui.dialogs.model_choice import ModelChoice
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.tokens import SPACE
@@ -126,7 +121,7 @@ class LoadDialog(QDialog):
         compact_combo(self.model_combo, 30)  # a long name must not widen the dialog
         self._build()
         self.model_combo.model_chosen.connect(self.switch_model)
-        self.model_combo.filled.connect(lambda: self.spec.set_models(self.model_combo.models))
+        self.model_combo.filled.connect(self._library_read)
         self._show_model(str(model_path))
         self.info_task = self._tasks.spawn(self._read_info(), name="load-dialog-info")
 
@@ -165,8 +160,11 @@ class LoadDialog(QDialog):
         self.residents.show_for(remote=engine is not None)  # Load, Load alongside, or Use
         if engine is None:
             self.form.restore(self.store.settings.model_load_options.get(self._key(), {}))
+            saved = self.store.settings.model_load_options.get(self._key(), {})
             self.spec.set_target(self.model_path, None)
-            self.spec.restore(self.store.settings.model_load_options.get(self._key(), {}))
+            self.spec.restore(saved)
+            self.vision.set_target(self.model_path)
+            self.vision.restore(saved)
         self._update_estimate()
 
     # ------------------------------------------------------------------ build
@@ -190,6 +188,8 @@ class LoadDialog(QDialog):
         self.kv_combo, self.flash_combo = self.form.kv_combo, self.form.flash_combo
         self.threads_spin, self.format_combo = self.form.threads_spin, self.form.format_combo
         self.mmap_check, self.mlock_check = self.form.mmap_check, self.form.mlock_check
+        self.vision = VisionSection(self.form, self._tasks)
+        self.vision.add_to(self.form.sections)
         self.spec = SpeculationSection(self.form)
         self.spec.add_to(self.form.sections)
         self.form.sections.addStretch(1)
@@ -231,8 +231,13 @@ class LoadDialog(QDialog):
         self.ctx_spin.valueChanged.connect(self._update_ctx_warning)
         self.flash_combo.currentTextChanged.connect(self._update_estimate)
         self.spec.changed.connect(self._update_estimate)
+        self.vision.changed.connect(self._update_estimate)
         self.form.advanced.set_expanded(self.store.settings.extra.get(ADVANCED_OPEN) is True)
         self.form.advanced.toggled.connect(self._advanced_toggled)
+
+    def _library_read(self) -> None:
+        self.spec.set_models(self.model_combo.models)
+        self.vision.set_models(self.model_combo.projectors)
 
     def _advanced_toggled(self, expanded: bool) -> None:
         """Remember the fold for next time (a small JSON write), and make room."""
@@ -272,6 +277,7 @@ class LoadDialog(QDialog):
     def _set_meta(self, meta: GgufMetadata) -> None:
         self.meta = meta
         self.spec.set_target(self.model_path, meta)
+        self.vision.set_meta(meta)
         n_layers = meta.block_count or 0
         saved = self.store.settings.model_load_options.get(self._key(), {})
         self.gpu_slider.blockSignals(True)
@@ -334,13 +340,14 @@ class LoadDialog(QDialog):
         mem = self.memory()
         if mem is None or self.system is None:
             return None
-        return place_layers(mem, self.gpu_slider.value(), self.system, self.draft_memory())
+        return place_layers(mem, self.gpu_slider.value(), self.system, self.draft_memory(),
+                            self.vision.projector_bytes())  # fmt: skip
 
     def _update_estimate(self) -> None:
         n = self.gpu_slider.maximum()
         value = self.gpu_slider.value()
         self.gpu_value.setText("all" if n and value == n else f"{value} / {n}")
-        problem = self.spec.problem() if self.remote_model is None else None
+        problem = self.spec.problem() or self.vision.problem() if not self.remote_model else None
         self.load_button.setEnabled(self.error is None and problem is None)
         self.residents.set_enabled(self.load_button.isEnabled())
         place = self.placement()
@@ -351,14 +358,15 @@ class LoadDialog(QDialog):
             self.estimate_changed.emit(text)
             return
         draft = self.draft_memory()
-        self.residents.update(sum(p.size for p in parts_of(mem, draft)))
+        parts = parts_of(mem, draft, self.vision.projector_bytes())
+        self.residents.update(sum(p.size for p in parts))
         words, speed_tip, tok_s = place.describe(), "", None
         if place.fits and self.bandwidth is not None and self.meta is not None:
             tok_s = speed_for_layers(mem, place.gpu_layers, self.bandwidth,
                                      active_fraction(self.meta))  # fmt: skip
             line, speed_tip = self.spec.speed_line(tok_s, draft, place.gpu_layers, self.bandwidth)
             words += f"\n{line}"
-        self.summary.show_estimate(parts_of(mem, draft), place, tok_s, words, speed_tip)
+        self.summary.show_estimate(parts, place, tok_s, words, speed_tip)
         self.estimate_changed.emit(f"{self.summary.breakdown_text()}\n{words}")
 
     def auto_fit(self) -> int:
@@ -369,7 +377,8 @@ class LoadDialog(QDialog):
         n = self.meta.block_count or 0
         best = 0
         if self.system.gpus:
-            fit = estimate_fit(self.meta, self.plan(), self.system, draft=self.spec.draft_meta())
+            fit = estimate_fit(self.meta, self.plan(), self.system, draft=self.spec.draft_meta(),
+                               projector_bytes=self.vision.projector_bytes())  # fmt: skip
             if fit.verdict is FitVerdict.FULL_GPU:
                 best = n
             elif fit.verdict is FitVerdict.PARTIAL_GPU:
@@ -382,7 +391,8 @@ class LoadDialog(QDialog):
     def load_options(self) -> LoadOptions:
         if self.remote_model is not None:
             return LoadOptions()  # the engine's own settings apply
-        return self.form.load_options(self.meta is not None, self.spec.options())
+        choices = {**self.spec.options(), **self.vision.options()}
+        return self.form.load_options(self.meta is not None, choices)
 
     def accept(self) -> None:
         if self.remote_model is None:

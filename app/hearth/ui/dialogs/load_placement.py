@@ -14,6 +14,7 @@ from hearth.core.units import format_bytes
 from hearth.hardware import MemoryBreakdown, SystemMemory
 from hearth.hardware.fit import (
     draft_split,
+    projector_split,
     split_memory,
 )
 
@@ -61,10 +62,12 @@ def place_layers(
     gpu_layers: int,
     system: SystemMemory,
     draft: MemoryBreakdown | None = None,
+    projector_bytes: int = 0,
 ) -> Placement:
     """Split ``mem`` between GPU and RAM for ``n_gpu_layers`` = ``gpu_layers``, as
     llama.cpp counts them (the output head first, then the last blocks; all of them
-    is -1), plus ``draft``'s memory placed the way the engine places a draft model."""
+    is -1), plus ``draft``'s memory placed the way the engine places a draft model,
+    and a vision projector's ``projector_bytes`` as the engine places it."""
     n = mem.n_layers
     layers = max(0, min(gpu_layers, n))
     full = n > 0 and layers == n
@@ -73,6 +76,8 @@ def place_layers(
     if draft is not None:
         draft_gpu, draft_ram = draft_split(draft, layers, full, gpu_backend=gpu_backend)
         gpu, ram = gpu + draft_gpu, ram + draft_ram
+    proj_gpu, proj_ram = projector_split(projector_bytes, layers, full, gpu_backend=gpu_backend)
+    gpu, ram = gpu + proj_gpu, ram + proj_ram
     vram = system.usable_vram
     return Placement(
         gpu_layers=layers,

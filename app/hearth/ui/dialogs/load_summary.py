@@ -43,6 +43,7 @@ from hearth.ui.widgets.section import Section
 log = logging.getLogger(__name__)
 
 BAR_PX = 12
+LEGEND_COLUMNS = 3  # a draft model or a projector wraps to a second row, unclipped
 METER_STEPS = 1000
 
 
@@ -53,6 +54,7 @@ def part_color(t: Tokens, part: str) -> str:
         "kv": t.syntax.keyword,
         "compute": t.syntax.number,
         "draft": t.text_muted,
+        "projector": t.syntax.function,
     }[part]
 
 
@@ -64,8 +66,11 @@ class Part:
     detail: str = ""  # the legend's tooltip
 
 
-def parts_of(mem: MemoryBreakdown, draft: MemoryBreakdown | None) -> list[Part]:
-    """What takes the memory, in the bar's order; a draft model is one part."""
+def parts_of(
+    mem: MemoryBreakdown, draft: MemoryBreakdown | None, projector_bytes: int = 0
+) -> list[Part]:
+    """What takes the memory, in the bar's order; a draft model is one part, and so is
+    a vision projector (its weights)."""
     parts = [
         Part("weights", "Weights", mem.weights_bytes, "The model's tensors"),
         Part("kv", "KV cache", mem.kv_cache_bytes, "The context's keys and values, all slots"),
@@ -77,6 +82,9 @@ def parts_of(mem: MemoryBreakdown, draft: MemoryBreakdown | None) -> list[Part]:
             f"{format_bytes(draft.kv_cache_bytes)}, compute {format_bytes(draft.compute_bytes)}."
         )
         parts.append(Part("draft", "Draft model", draft.total_bytes, detail))
+    if projector_bytes:
+        parts.append(Part("projector", "Vision", projector_bytes,
+                          "The vision projector's weights (its image encoder)"))  # fmt: skip
     return parts
 
 
@@ -180,8 +188,10 @@ class EstimatePanel(Section):
         self.chip.set_unknown("Estimating…")
         self.add_header_widget(self.chip)
         self.bar = MemoryBar(self)
-        self.legend = QHBoxLayout()
-        self.legend.setSpacing(SPACE["l"])
+        self.legend = QGridLayout()  # LEGEND_COLUMNS parts a row, the total on the first
+        self.legend.setHorizontalSpacing(SPACE["l"])
+        self.legend.setVerticalSpacing(SPACE["xs"])
+        self.legend.setColumnStretch(LEGEND_COLUMNS, 1)
         self._legend_items: list[tuple[QWidget, QLabel]] = []
         self.meters = QGridLayout()
         self.meters.setHorizontalSpacing(SPACE["m"])
@@ -289,14 +299,14 @@ class EstimatePanel(Section):
             swatch.setToolTip(part.detail if part.key == "draft" else "")
             row.addWidget(swatch, 0, Qt.AlignmentFlag.AlignVCenter)
             row.addWidget(label)
-            self.legend.addWidget(cell)
+            n = len(self._legend_items)
+            self.legend.addWidget(cell, n // LEGEND_COLUMNS, n % LEGEND_COLUMNS)
             self._legend_items.append((swatch, label))
-        self.legend.addStretch(1)
         if parts:
             total = QLabel(f"Total {format_bytes(sum(p.size for p in parts))}", self)
             total.setObjectName("loadTotal")
             total.setProperty("role", "muted")
-            self.legend.addWidget(total)
+            self.legend.addWidget(total, 0, LEGEND_COLUMNS + 1)
 
     def _fill(self, meter: QProgressBar, used: int, capacity: int) -> None:
         share = used / capacity if capacity > 0 else (1.0 if used else 0.0)

@@ -3,7 +3,8 @@
 It starts with the model the dialog was opened for (so it is usable at once) and fills
 in the rest from ``Library.models()`` on a worker thread. Choosing another emits
 ``model_chosen`` with its path; the dialog re-reads that model's header and estimate.
-The models read are kept in ``models`` (the draft-model picker lists them too).
+The models read are kept in ``models`` (the draft-model picker lists them too), the
+projectors in ``projectors`` (the Vision row offers them).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class ModelChoice(QComboBox):
         self.setToolTip("Any model in the library")
         self.library = library
         self.models: list[LocalModel] = []
+        self.projectors: list[LocalModel] = []  # the library's vision projectors (mmproj)
         self._current_label = label or current.name
         self.addItem(self._current_label, str(current))
         self.fill_task: asyncio.Task[None] = tasks.spawn(self._fill(current), name="load-models")
@@ -64,6 +66,7 @@ class ModelChoice(QComboBox):
             return
         loadable = [m for m in models if m.ok and m.kind == "model"]
         self.models = loadable
+        self.projectors = [m for m in models if m.ok and m.kind == "mmproj"]
         chosen = self.current_path()
         self.blockSignals(True)
         self.clear()
