@@ -1,5 +1,6 @@
-"""Which idle models make room for one more: least recently used first, just-in-time
-before the user's, never a busy one; and the bounded wait for busy ones."""
+"""Which idle models make room for one more: least recently used first, only those loaded
+just in time (never the user's pinned ones, never a busy one); the refusal when pinned
+models keep it out, and the bounded wait for busy ones."""
 
 from __future__ import annotations
 
@@ -58,9 +59,32 @@ def test_the_budget_counts_memory_and_evicts_as_many_as_needed() -> None:
     assert residency.victims(50 * GIB) == [a, b, c]  # alone, it may try (llama.cpp decides)
 
 
-def test_just_in_time_models_go_before_the_users() -> None:
+def test_a_pinned_model_is_never_evicted_only_just_in_time_ones_are() -> None:
+    pinned, jit = _resident("pinned", pinned=True), _resident("jit")  # pinned: the LRU
+    residency = _residency(pinned, jit, max_models=2)
+    assert residency.victims(GIB) == [jit]
+    assert residency.held_by_pinned(GIB) == []
+    alone = _residency(pinned, max_models=1)
+    assert alone.victims(GIB) is None  # the user's model stays
+    assert alone.held_by_pinned(GIB) == [pinned]  # refused at once: no wait helps
+
+
+def test_pinned_models_count_against_the_budget_and_refuse_what_they_keep_out() -> None:
+    pinned, jit = _resident("pinned", gib=2, pinned=True), _resident("jit", gib=2)
+    residency = _residency(pinned, jit, max_models=9, budget_gib=5)
+    assert residency.victims(3 * GIB) == [jit]
+    assert residency.victims(4 * GIB) is None  # evicting jit frees 2 of the 4 needed
+    assert residency.held_by_pinned(4 * GIB) == [pinned]
+    assert residency.held_by_pinned(2 * GIB, keep=pinned) == []  # its own reload
+
+
+def test_a_busy_just_in_time_model_is_waited_for_even_beside_a_pinned_one() -> None:
     pinned, jit = _resident("pinned", pinned=True), _resident("jit")
-    assert _residency(pinned, jit, max_models=2).victims(GIB) == [jit]
+    residency = _residency(pinned, jit, max_models=2)
+    with jit.clock.in_use():
+        assert residency.victims(GIB) is None
+        assert residency.held_by_pinned(GIB) == []  # once jit is idle, it goes
+        assert residency.blockers() == [jit]
 
 
 def test_a_busy_model_is_never_chosen() -> None:
