@@ -80,8 +80,9 @@ class SavedState:
 
 
 class PromptStore:
-    """The folder of saved states, with its size budget. Thread-safe: the scheduler
-    thread reads, the writer thread writes and evicts."""
+    """The folder of saved states, with its size budget. Thread-safe: the reader thread
+    looks up and reads, the writer thread looks up, writes and evicts; the scheduler
+    thread only asks what is ``known``, which touches no disk."""
 
     def __init__(self, folder: Path, budget: int) -> None:
         self.folder = folder
@@ -123,6 +124,12 @@ class PromptStore:
         """The saved state holding the longest prefix of ``chain`` (a prompt's block
         hashes) and how many blocks of it match; None when no state shares a block."""
         self._index.refresh()
+        return self._index.longest(chain)
+
+    def known(self, chain: Sequence[bytes]) -> tuple[bytes, int] | None:
+        """As :meth:`find`, from what this process has seen of the folder so far: no
+        disk access, for the decode loop (the writer thread looks again, with a
+        listing, before it writes)."""
         return self._index.longest(chain)
 
     def touch(self, name: bytes) -> bool:
