@@ -188,8 +188,8 @@ class PromptCache:
         the sequence now holds (at most all but the prompt's last, whose logits are
         needed), or None when the sequence was left as it was. Never raises: the decode
         loop must survive whatever the disk held."""
-        if saved is None:
-            return None
+        if saved is None or not self._reader.unread.take(saved):
+            return None  # none, or dropped while its request queued: prefill
         usable = min(common_prefix(saved.tokens, tokens), len(tokens) - 1)
         if usable - n_common < self._block:
             return None  # the slot already has (nearly) as much

@@ -72,11 +72,19 @@ def _token_bytes(tokens: Sequence[int]) -> bytes:
 @dataclass
 class SavedState:
     """A verified file's content: its name, the tokens its state holds and llama.cpp's
-    bytes."""
+    bytes. ``dropped``: its bytes were let go before it was restored (see
+    ``prompt_restore.HeldStates``); its request prefills instead."""
 
     name: bytes
     tokens: list[int]
     payload: bytearray
+    dropped: bool = False
+
+    def drop(self) -> None:
+        """Free the bytes now, whoever still refers to this state. A restore that has
+        already taken them keeps its own reference until it is done."""
+        self.payload = bytearray()
+        self.dropped = True
 
 
 class PromptStore:
@@ -352,5 +360,3 @@ def _folder_lock(path: Path) -> Iterator[bool]:
             yield True
         finally:
             unlock(handle)
-
-
