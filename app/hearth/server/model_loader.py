@@ -99,8 +99,9 @@ class ModelLoader:
 
     # ------------------------------------------------------------------ load
     async def load(self, config: LoadConfig, *, pinned: bool, initial: bool) -> Resident | None:
-        """Load ``config`` beside the others, evicting idle ones if it must; None when
-        busy models hold what it needs (nothing was changed)."""
+        """Load ``config`` beside the others, evicting idle just-in-time ones if it
+        must; None when busy models hold what it needs (nothing was changed: wait and
+        try again). PinnedModelsError when models the user loaded do: they stay."""
         model_id = model_id_for(Path(config.model_path))
         existing = self._residency.find(model_id)
         if existing is not None and existing.config == config:
@@ -115,7 +116,7 @@ class ModelLoader:
             pinned_in_way = self._residency.held_by_pinned(need, keep=existing)
             if not pinned_in_way:
                 return None  # busy models hold it: the caller waits
-            refusal = self._refusal(model_id, need, pinned_in_way, keep=existing)
+            refusal = self._refusal(model_id, need, pinned_in_way)
             if pinned:  # the user's load, announced: the app reads its outcome here
                 self.publish(LifecycleState.ERROR, model_id=model_id, error=refusal.message)
             raise refusal
@@ -132,18 +133,15 @@ class ModelLoader:
             self.loading = None
             self.finished += 1
 
-    def _refusal(
-        self, model_id: str, need: int, pinned: list[Resident], *, keep: Resident | None
-    ) -> PinnedModelsError:
+    def _refusal(self, model_id: str, need: int, pinned: list[Resident]) -> PinnedModelsError:
         """Why ``model_id`` can't load beside the pinned models, and how to free room."""
         limits = self._residency.limits
         names = tuple(r.info.id for r in pinned)
         quoted = ", ".join(f"'{n}'" for n in names)
-        others = [r for r in self._residency if r is not keep]
-        if len(others) + 1 > limits.max_models:
+        if len(pinned) + 1 > limits.max_models:
             why = f"--max-models allows {limits.max_models} loaded at once"
         else:
-            used = sum(r.memory_bytes for r in others)
+            used = sum(r.memory_bytes for r in pinned)
             why = (
                 f"it needs about {format_bytes(need)} and the memory budget "
                 f"({format_bytes(limits.memory_budget_bytes)}) has "
