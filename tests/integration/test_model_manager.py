@@ -276,3 +276,37 @@ def test_a_load_announced_during_an_unload_waits_for_it(tiny_model_q8):
     finally:
         engines.unload_all()
     assert _engine_threads() == 0
+
+
+def test_a_user_s_load_that_pinned_models_keep_out_ends_in_its_error_state(
+    tiny_model_q8, tiny_model_q4km
+):
+    """With room for one model, the user's Q8 loaded: the user's load of Q4 alongside is
+    refused (awaited, or announced: its state says why), and Q8 stays."""
+    Library().import_in_place(tiny_model_q4km)
+    engines = Engines()
+
+    async def scenario() -> None:
+        manager = _manager(engines, _config(tiny_model_q8), limits=ResidencyLimits(1, 1 << 40))
+        await manager.load(_config(tiny_model_q8))
+        other = manager.config_for("hearth-tiny-Q4_K_M")
+        with pytest.raises(PinnedModelsError):
+            await manager.refuse_if_pinned(other)
+        with pytest.raises(PinnedModelsError):
+            await manager.load(other)
+        with manager.subscribe() as states:
+            manager.start_load(other)
+            while (await states.get()).state is not LifecycleState.LOADING:
+                pass  # the current state first: the awaited load's error
+            while not (state := await states.get()).settled:
+                pass
+        assert state.state is LifecycleState.ERROR and state.model_id == "hearth-tiny-Q4_K_M"
+        assert "beside 'hearth-tiny-Q8_0'" in (state.error or "")
+        assert manager.load_in_flight() is None
+        assert _loaded(manager) == ["hearth-tiny-Q8_0"]
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engines.unload_all()

@@ -294,7 +294,8 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
 ):
     """`hearth serve --model Q8 --max-models 1`: a request for Q4 is refused at once in
     each dialect's shape (503, no Retry-After: waiting won't help), naming Q8 and how to
-    free it; so is the admin load of Q4 alongside. Q8 stays and serves. Once Q8 is
+    free it; so is the admin load of Q4 alongside, before it is announced. Q8 stays and
+    serves. Once Q8 is
     unloaded, Q4 loads just in time."""
     server = start_serve(tiny_model_q8, tmp_path, "--max-models", "1")
     url, client = server.base_url, _client(server)
@@ -324,14 +325,11 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
         assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
         assert [m["pinned"] for m in _status(url)["models"]] == [True]
 
-        with _events(url) as states:  # the user's load alongside: the same refusal
-            started = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4})
-            assert started.status_code == 202
-            while (state := next(states))["state"] != "error":
-                assert state["state"] == "loading" or state["model"] == Q8, state
-            assert state["model"] == Q4 and f"beside '{Q8}'" in state["error"]
-        health = httpx.get(f"{url}/health")
-        assert health.json()["status"] == "error" and "replace" in health.json()["error"]
+        alongside = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4})  # the same
+        assert alongside.status_code == 503
+        assert alongside.json()["error"]["code"] == "models_pinned"
+        assert f"beside '{Q8}'" in alongside.json()["error"]["message"]
+        assert httpx.get(f"{url}/health").json() == {"status": "ok", "model": Q8}
         assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
 
         assert httpx.post(f"{url}/hearth/v1/unload", json={"model": Q8}).status_code == 200

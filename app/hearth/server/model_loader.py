@@ -133,6 +133,18 @@ class ModelLoader:
             self.loading = None
             self.finished += 1
 
+    async def refuse_if_pinned(self, config: LoadConfig) -> None:
+        """Raise now the PinnedModelsError that loading ``config`` alongside the others
+        would meet, if pinned models keep it out (changes nothing)."""
+        model_id = model_id_for(Path(config.model_path))
+        existing = self._residency.find(model_id)
+        if existing is not None and existing.config == config:
+            return
+        need = await asyncio.to_thread(estimate_load_bytes, config)
+        pinned = self._residency.held_by_pinned(need, keep=existing)
+        if pinned:
+            raise self._refusal(model_id, need, pinned)
+
     def _refusal(self, model_id: str, need: int, pinned: list[Resident]) -> PinnedModelsError:
         """Why ``model_id`` can't load beside the pinned models, and how to free room."""
         limits = self._residency.limits
