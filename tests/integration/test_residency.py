@@ -5,6 +5,7 @@ clients, tiny models."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import json
@@ -21,6 +22,10 @@ import openai
 import pytest
 
 from hearth.library.library import Library
+from hearth.supervisor.client import WorkerClient
+from hearth.supervisor.client_types import WorkerError
+from hearth.supervisor.launch_options import LoadOptions
+from hearth.supervisor.residency_loads import load_beside
 from server_process import ServeProcess, start_serve
 
 F16, Q8, Q4 = "hearth-tiny-F16", "hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M"
@@ -289,8 +294,17 @@ def _events(url: str, timeout: float = 60) -> Iterator[Iterator[dict]]:
         yield (json.loads(line[6:]) for line in events.iter_lines() if line.startswith("data: "))
 
 
+async def _app_load_alongside(url: str, path: Path) -> WorkerError:
+    """The app's Load alongside (``load_beside``) of ``path``: the error it fails with,
+    which the app shows as the load's failure."""
+    async with WorkerClient(url) as worker:
+        with pytest.raises(WorkerError) as failed:
+            await load_beside(worker, path, LoadOptions(), replace=False)
+    return failed.value
+
+
 def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
-    three_models, tiny_model_q8, tmp_path
+    three_models, tiny_model_q8, tiny_model_q4km, tmp_path
 ):
     """`hearth serve --model Q8 --max-models 1`: a request for Q4 is refused at once in
     each dialect's shape (503, no Retry-After: waiting won't help), naming Q8 and how to
@@ -330,6 +344,8 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
         assert alongside.json()["error"]["code"] == "models_pinned"
         assert f"beside '{Q8}'" in alongside.json()["error"]["message"]
         assert httpx.get(f"{url}/health").json() == {"status": "ok", "model": Q8}
+        app_failure = asyncio.run(_app_load_alongside(url, tiny_model_q4km))
+        assert app_failure.code == "models_pinned" and "Replace" in app_failure.message
         assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
 
         assert httpx.post(f"{url}/hearth/v1/unload", json={"model": Q8}).status_code == 200
