@@ -12,10 +12,12 @@ import pytest
 
 from hearth.core.errors import ModelsBusyError
 from hearth.core.model_info import LoadConfig, ModelInfo
-from hearth.core.residency import ResidencyLimits
+from hearth.core.residency import PinnedModelsError, ResidencyLimits
 from hearth.engine.engine import Engine
 from hearth.server.idle_unload import IdleClock
 from hearth.server.load_queue import LoadQueue
+from hearth.server.model_loader import ModelLoader
+from hearth.server.model_memory import estimate_load_bytes
 from hearth.server.residency import Residency, Resident
 
 GIB = 1 << 30
@@ -76,6 +78,26 @@ def test_pinned_models_count_against_the_budget_and_refuse_what_they_keep_out() 
     assert residency.victims(4 * GIB) is None  # evicting jit frees 2 of the 4 needed
     assert residency.held_by_pinned(4 * GIB) == [pinned]
     assert residency.held_by_pinned(2 * GIB, keep=pinned) == []  # its own reload
+
+
+@pytest.mark.parametrize("max_models", [1, 2], ids=["count", "memory"])
+def test_the_refusal_names_the_pinned_models_why_and_the_way_out(
+    tiny_model_f16: Path, max_models: int
+) -> None:
+    config = LoadConfig(tiny_model_f16)
+    need = estimate_load_bytes(config)
+    pinned = _resident("mine", gib=need / GIB, pinned=True)
+    residency = _residency(pinned, max_models=max_models, budget_gib=1.5 * need / GIB)
+    loader = ModelLoader(Engine, residency, ttl_s=None, jit_ttl_s=None)
+    with pytest.raises(PinnedModelsError) as refused:
+        asyncio.run(loader.refuse_if_pinned(config))
+    message = refused.value.message
+    assert refused.value.pinned == ("mine",) and refused.value.code == "models_pinned"
+    assert f"'{tiny_model_f16.stem}' can't be loaded beside 'mine'" in message
+    why = "--max-models allows 1" if max_models == 1 else "the memory budget"
+    assert why in message
+    assert '/hearth/v1/unload {"model": "mine"}' in message and "replace" in message
+    assert len(residency) == 1  # nothing changed
 
 
 def test_a_busy_just_in_time_model_is_waited_for_even_beside_a_pinned_one() -> None:
