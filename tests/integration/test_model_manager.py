@@ -18,8 +18,8 @@ import pytest
 import gguf_factory
 from hearth.core.errors import HearthError, InvalidRequestError, ModelLoadError
 from hearth.core.generation import ChatMessage
-from hearth.core.model_info import LoadConfig
-from hearth.core.residency import ResidencyLimits
+from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.core.residency import PinnedModelsError, ResidencyLimits
 from hearth.engine.engine import Engine
 from hearth.library.library import Library
 from hearth.server.catalog import LibraryCatalog
@@ -89,24 +89,35 @@ def test_engine_refuses_a_second_load_while_one_runs(tiny_model_q8, tiny_model_q
 
 
 def test_racing_switches_leave_one_model(tiny_model_q8, tiny_model_q4km):
-    """Just-in-time switches racing admin loads, four rounds, with room for one model:
-    one model, no leaked threads."""
+    """Just-in-time requests racing the user's loads (Q8 and Q4 by turns, with replace),
+    four rounds, with room for one model: each round ends with the user's model alone,
+    a request never evicts it (it is refused, naming it), and no thread leaks."""
     library = Library()
     library.import_in_place(tiny_model_q8)
     library.import_in_place(tiny_model_q4km)
     engines = Engines()
+    names = ("hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M")
 
     async def scenario() -> None:
         manager = _manager(engines, _config(tiny_model_q8), limits=ResidencyLimits(1, 1 << 40))
-        for _ in range(4):
-            manager.start_load(manager.config_for("hearth-tiny-Q8_0"))
+        for round_ in range(4):
+            user = names[round_ % 2]
             results = await asyncio.gather(
-                manager.resolve("hearth-tiny-Q4_K_M"),
-                manager.resolve("hearth-tiny-Q8_0"),
-                manager.resolve("hearth-tiny-Q4_K_M"),
+                manager.load(manager.config_for(user), replace=True),
+                manager.resolve(names[1]),
+                manager.resolve(names[0]),
+                manager.resolve(names[1]),
                 return_exceptions=True,
             )
-            assert not [r for r in results if isinstance(r, BaseException)]
+            loaded, *served = results
+            assert isinstance(loaded, ModelInfo) and loaded.id == user, loaded
+            for result in served:
+                if isinstance(result, PinnedModelsError):
+                    assert result.pinned == (user,) and result.code == "models_pinned"
+                else:
+                    assert isinstance(result, ModelInfo), result
+            assert _loaded(manager) == [user]
+            assert [r.pinned for r in manager.residents()] == [True]
             assert _engine_threads() == 2
         await manager.unload()
         assert manager.state.state is LifecycleState.EMPTY
@@ -265,3 +276,37 @@ def test_a_load_announced_during_an_unload_waits_for_it(tiny_model_q8):
     finally:
         engines.unload_all()
     assert _engine_threads() == 0
+
+
+def test_a_user_s_load_that_pinned_models_keep_out_ends_in_its_error_state(
+    tiny_model_q8, tiny_model_q4km
+):
+    """With room for one model, the user's Q8 loaded: the user's load of Q4 alongside is
+    refused (awaited, or announced: its state says why), and Q8 stays."""
+    Library().import_in_place(tiny_model_q4km)
+    engines = Engines()
+
+    async def scenario() -> None:
+        manager = _manager(engines, _config(tiny_model_q8), limits=ResidencyLimits(1, 1 << 40))
+        await manager.load(_config(tiny_model_q8))
+        other = manager.config_for("hearth-tiny-Q4_K_M")
+        with pytest.raises(PinnedModelsError):
+            await manager.refuse_if_pinned(other)
+        with pytest.raises(PinnedModelsError):
+            await manager.load(other)
+        with manager.subscribe() as states:
+            manager.start_load(other)
+            while (await states.get()).state is not LifecycleState.LOADING:
+                pass  # the current state first: the awaited load's error
+            while not (state := await states.get()).settled:
+                pass
+        assert state.state is LifecycleState.ERROR and state.model_id == "hearth-tiny-Q4_K_M"
+        assert "beside 'hearth-tiny-Q8_0'" in (state.error or "")
+        assert manager.load_in_flight() is None
+        assert _loaded(manager) == ["hearth-tiny-Q8_0"]
+        await manager.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        engines.unload_all()

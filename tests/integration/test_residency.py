@@ -1,9 +1,11 @@
 """Several models loaded at once in one `hearth serve`: routing by name, eviction of the
-least recently used idle model, never a busy one, the load queue's bound, no reload
-storms, and per-model keep_alive. Real servers, the official clients, tiny models."""
+least recently used idle model, never a busy one nor the user's pinned one, the load
+queue's bound, no reload storms, and per-model keep_alive. Real servers, the official
+clients, tiny models."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import json
@@ -13,12 +15,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anthropic
 import httpx
 import ollama
 import openai
 import pytest
 
 from hearth.library.library import Library
+from hearth.supervisor.client import WorkerClient
+from hearth.supervisor.client_types import WorkerError
+from hearth.supervisor.launch_options import LoadOptions
+from hearth.supervisor.residency_loads import load_beside
 from server_process import ServeProcess, start_serve
 
 F16, Q8, Q4 = "hearth-tiny-F16", "hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M"
@@ -273,6 +280,93 @@ def test_an_admin_load_waits_for_a_busy_model_then_takes_its_place(three_models,
             while (state := next(states))["state"] != "ready":
                 assert state["state"] in ("loading", "unloading"), state
             assert state["model"] == Q4
+        assert _ps(url) == [Q4]
+        assert [m["pinned"] for m in _status(url)["models"]] == [True]
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def _events(url: str, timeout: float = 60) -> Iterator[Iterator[dict]]:
+    """The lifecycle states from now on, as dicts."""
+    with httpx.stream("GET", f"{url}/hearth/v1/events", params={"follow": "true"},
+                      timeout=timeout) as events:  # fmt: skip
+        yield (json.loads(line[6:]) for line in events.iter_lines() if line.startswith("data: "))
+
+
+async def _app_load_alongside(url: str, path: Path) -> WorkerError:
+    """The app's Load alongside (``load_beside``) of ``path``: the error it fails with,
+    which the app shows as the load's failure."""
+    async with WorkerClient(url) as worker:
+        with pytest.raises(WorkerError) as failed:
+            await load_beside(worker, path, LoadOptions(), replace=False)
+    return failed.value
+
+
+def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
+    three_models, tiny_model_q8, tiny_model_q4km, tmp_path
+):
+    """`hearth serve --model Q8 --max-models 1`: a request for Q4 is refused at once in
+    each dialect's shape (503, no Retry-After: waiting won't help), naming Q8 and how to
+    free it; so is the admin load of Q4 alongside, before it is announced. Q8 stays and
+    serves. Once Q8 is
+    unloaded, Q4 loads just in time."""
+    server = start_serve(tiny_model_q8, tmp_path, "--max-models", "1")
+    url, client = server.base_url, _client(server)
+    try:
+        with pytest.raises(openai.APIStatusError) as refused:
+            _chat(client, Q4)
+        assert refused.value.status_code == 503
+        assert "Retry-After" not in refused.value.response.headers
+        error = refused.value.response.json()["error"]
+        assert error["code"] == "models_pinned"
+        for words in (f"'{Q4}' can't be loaded beside '{Q8}'", "eject", "/hearth/v1/unload",
+                      '"replace": true', "--max-models allows 1"):  # fmt: skip
+            assert words in error["message"], words
+
+        with pytest.raises(anthropic.APIStatusError) as claude:
+            anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0).messages.create(
+                model=Q4, max_tokens=3, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert claude.value.status_code == 503
+        body = claude.value.response.json()
+        assert body["type"] == "error" and Q8 in body["error"]["message"]
+
+        raw = httpx.post(f"{url}/api/generate", json={"model": Q4, "prompt": "x"}, timeout=30)
+        assert raw.status_code == 503 and Q8 in raw.json()["error"]  # Ollama's plain string
+        assert f"load of {Q4} refused: the pinned models {Q8}" in server.log_text()
+
+        assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
+        assert [m["pinned"] for m in _status(url)["models"]] == [True]
+
+        alongside = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4})  # the same
+        assert alongside.status_code == 503
+        assert alongside.json()["error"]["code"] == "models_pinned"
+        assert f"beside '{Q8}'" in alongside.json()["error"]["message"]
+        assert httpx.get(f"{url}/health").json() == {"status": "ok", "model": Q8}
+        app_failure = asyncio.run(_app_load_alongside(url, tiny_model_q4km))
+        assert app_failure.code == "models_pinned" and "Replace" in app_failure.message
+        assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
+
+        assert httpx.post(f"{url}/hearth/v1/unload", json={"model": Q8}).status_code == 200
+        assert _chat(client, Q4) == Q4
+        assert _ps(url) == [Q4]
+    finally:
+        server.stop()
+
+
+def test_a_user_s_load_with_replace_takes_the_pinned_model_s_place(
+    three_models, tiny_model_q8, tmp_path
+):
+    """The way out the refusal names: the admin load with replace unloads Q8 first."""
+    server = start_serve(tiny_model_q8, tmp_path, "--max-models", "1")
+    url = server.base_url
+    try:
+        with _events(url) as states:
+            started = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4, "replace": True})
+            assert started.status_code == 202
+            while (state := next(states))["state"] != "ready" or state["model"] != Q4:
+                assert state["state"] != "error", state
         assert _ps(url) == [Q4]
         assert [m["pinned"] for m in _status(url)["models"]] == [True]
     finally:

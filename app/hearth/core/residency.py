@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hearth.core.errors import ModelNotLoadedError
 from hearth.core.model_info import ModelInfo
 
 DEFAULT_MAX_MODELS = 3
@@ -31,7 +32,7 @@ class LoadedModel:
     ``memory_bytes`` is the model's resident size with its draft model: the estimate
     before the load, replaced by the measured growth of the process once loaded.
     ``pinned`` models were loaded by the user and stay until ejected or their TTL;
-    others were loaded just in time and are the first to be evicted.
+    others were loaded just in time, and only they are ever evicted.
     """
 
     info: ModelInfo
@@ -61,3 +62,16 @@ class ResidencySettings:
     jit_ttl_s: float | None = DEFAULT_JIT_TTL_S
     load_queue_timeout_s: float = DEFAULT_LOAD_QUEUE_TIMEOUT_S
     load_queue_size: int = DEFAULT_LOAD_QUEUE_SIZE
+
+
+class PinnedModelsError(ModelNotLoadedError):
+    """A model can't be loaded beside the pinned ones (the user's, kept until ejected
+    or their TTL) and evicting models loaded just in time would not make room. Waiting
+    would not help either, so it is refused at once (503, no ``Retry-After``), naming
+    the pinned models and how to free their memory."""
+
+    code = "models_pinned"
+
+    def __init__(self, message: str, pinned: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.pinned = pinned

@@ -4,7 +4,11 @@ The scheduler calls in from its own thread, the only one that may touch the cont
 ``restore`` when a new request brings a state read for it (``prefetch``), ``after_prompt``
 once a slot has evaluated a prompt, ``save_all`` as the model goes away. The state's
 bytes are copied out there (llama.cpp's sequence-state API); a writer thread puts them
-on disk (``engine/prompt_store.py``) so the decode loop never waits for the disk.
+on disk (``engine/prompt_store.py``) so the decode loop never waits for the disk: not
+for the write, nor for the folder's listing (other workers' new files, the size
+budget's eviction), nor for marking a file used. On the decode loop, whether the disk
+has a state already is asked of what this process knows (``PromptStore.known``); the
+writer looks at the folder again before it writes.
 
 A saved state serves every prompt that extends it: files are named by a chain of block
 hashes over the tokens, seeded with a key of the model file and the load settings that
@@ -16,6 +20,7 @@ Reading a state happens off this thread, as the request is queued
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import logging
@@ -97,9 +102,18 @@ class PromptCacheStatus:
 @dataclass
 class _Save:
     name: bytes
+    chain: list[bytes]
     tokens: list[int]
     payload: ctypes.Array[ctypes.c_uint8]
     size: int
+
+
+@dataclass(frozen=True)
+class _Touch:
+    """A saved state the decode loop found it need not save again: its file is marked
+    used (its place in the least-recently-used order) by the writer thread."""
+
+    name: bytes
 
 
 class PromptCache:
@@ -118,7 +132,7 @@ class PromptCache:
         self._key = key
         self._block = BLOCK_TOKENS  # the store's: its index hashes files with it
         self._min_tokens = max(min_tokens, BLOCK_TOKENS)
-        self._queue: queue.Queue[_Save | None] = queue.Queue(maxsize=_QUEUE)
+        self._queue: queue.Queue[_Save | _Touch | None] = queue.Queue(maxsize=_QUEUE)
         # Names queued: added by the scheduler, dropped by the writer (each one atomic op).
         self._pending: set[bytes] = set()
         self._writer: threading.Thread | None = None
@@ -174,8 +188,8 @@ class PromptCache:
         the sequence now holds (at most all but the prompt's last, whose logits are
         needed), or None when the sequence was left as it was. Never raises: the decode
         loop must survive whatever the disk held."""
-        if saved is None:
-            return None
+        if saved is None or not self._reader.unread.take(saved):
+            return None  # none, or dropped while its request queued: prefill
         usable = min(common_prefix(saved.tokens, tokens), len(tokens) - 1)
         if usable - n_common < self._block:
             return None  # the slot already has (nearly) as much
@@ -244,12 +258,12 @@ class PromptCache:
         name = chain[-1]
         if name in self._pending:
             return
-        found = self._store.find(chain)
-        # A sliding-window state serves no prefix of itself: only its own name will do.
-        room = 0 if self._swa else self._min_tokens - 1
-        if found is not None and (len(chain) - found[1]) * self._block <= room:
-            self._store.touch(found[0])
-            return  # the disk has (nearly) all of it already
+        # No disk access here, on the decode loop: what this process knows of the folder
+        # (the writer thread lists it, for other workers' files, before writing).
+        covering = self._covering(chain, self._store.known(chain))
+        if covering is not None:
+            self._mark_used(covering)
+            return
         if not wait and self._queue.full():
             log.debug("prompt cache: the disk is behind; slot %d not saved", seq_id)
             return
@@ -262,7 +276,23 @@ class PromptCache:
             return
         self._pending.add(name)
         self._start_writer()
-        self._queue.put(_Save(name, list(cached), payload, written))
+        self._queue.put(_Save(name, chain, list(cached), payload, written))
+
+    def _covering(self, chain: Sequence[bytes], found: tuple[bytes, int] | None) -> bytes | None:
+        """The file ``found`` for ``chain`` if it holds all but fewer than ``min_tokens``
+        of it, so that saving it again would add next to nothing; else None."""
+        # A sliding-window state serves no prefix of itself: only its own name will do.
+        room = 0 if self._swa else self._min_tokens - 1
+        if found is not None and (len(chain) - found[1]) * self._block <= room:
+            return found[0]
+        return None
+
+    def _mark_used(self, name: bytes) -> None:
+        """Refresh ``name``'s place in the LRU order, on the writer thread; skipped
+        while the queue is full of saves (an order a little off costs little)."""
+        self._start_writer()
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_Touch(name))
 
     def _start_writer(self) -> None:
         if self._writer is None:
@@ -276,15 +306,26 @@ class PromptCache:
             item = self._queue.get()
             if item is None:
                 return
+            if isinstance(item, _Touch):
+                self._store.touch(item.name)
+                continue
             try:
-                view = memoryview(item.payload).cast("B")[: item.size]
-                if self._store.write(item.name, self._key, item.tokens, view):
-                    log.info("prompt cache: saved %d tokens (%d bytes)", len(item.tokens),
-                             item.size)  # fmt: skip
+                self._write(item)
             except Exception:
                 log.exception("prompt cache: saving failed")
             finally:
                 self._pending.discard(item.name)
+
+    def _write(self, item: _Save) -> None:
+        """Write ``item`` (then evict down to the budget), unless the folder, looked at
+        again here, already has it: another worker may have saved it meanwhile."""
+        covering = self._covering(item.chain, self._store.find(item.chain))  # a listing
+        if covering is not None:
+            self._store.touch(covering)
+            return
+        view = memoryview(item.payload).cast("B")[: item.size]
+        if self._store.write(item.name, self._key, item.tokens, view):
+            log.info("prompt cache: saved %d tokens (%d bytes)", len(item.tokens), item.size)
 
     def close(self) -> None:
         """Stop reading; wait for the saves in flight to reach the disk."""

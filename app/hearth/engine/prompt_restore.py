@@ -12,6 +12,11 @@ window of positions of those layers, whatever the cache keeps. A state cut back 
 shorter prefix would leave them without the window before the cut, silently changing
 the output; ``window_kept`` says when a cut is safe, for restored and in-memory KV
 alike.
+
+States read ahead wait in memory until their requests reach a slot; with every slot
+busy, a queue of requests on different long prompts would hold a state each. They are
+bounded (``HeldStates``): past two full slots' worth of KV, the oldest unread ones are
+dropped, and their requests prefill.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import llama_cpp
@@ -45,6 +51,75 @@ def window_kept(model: LlamaModel, seq_id: int, n_keep: int) -> bool:
     return 0 <= first <= max(0, n_keep - n_swa + 1) and last == n_keep - 1
 
 
+HELD_SLOTS = 2.0
+"""Unread states read ahead are held up to this many full slots' worth of KV."""
+
+
+class HeldStates:
+    """The states read ahead for queued requests and not yet restored ("unread"),
+    oldest first, under a cap in bytes: ``slots`` full slots of ``slot_tokens`` tokens,
+    at the most bytes per token any state read so far had (a state holds at most one
+    slot, so the cap always admits two). Past it, the oldest unread states are dropped:
+    their bytes are freed at once, whoever refers to them, and their requests prefill.
+    A state no request holds any more (a cancelled one) leaves the count by itself.
+    Thread-safe: the reader thread admits, the scheduler thread takes."""
+
+    def __init__(self, slot_tokens: int, slots: float = HELD_SLOTS) -> None:
+        self._slot_tokens = slot_tokens
+        self._slots = slots
+        self._lock = threading.RLock()  # a state's last reference may go while held
+        self._unread: OrderedDict[int, tuple[weakref.ref[SavedState], int]] = OrderedDict()
+        self._bytes = 0
+        self._per_token = 0.0
+
+    @property
+    def bytes(self) -> int:
+        """The bytes of the unread states."""
+        return self._bytes
+
+    @property
+    def limit(self) -> int:
+        return int(self._slots * self._slot_tokens * self._per_token)
+
+    def admit(self, state: SavedState) -> None:
+        """``state`` is handed to a queued request; drop the oldest others past the cap."""
+        size = len(state.payload)
+        with self._lock:
+            if id(state) in self._unread or state.dropped:
+                return
+            self._per_token = max(self._per_token, size / max(1, len(state.tokens)))
+            self._unread[id(state)] = (weakref.ref(state, self._forget(id(state))), size)
+            self._bytes += size
+            while self._bytes > self.limit and len(self._unread) > 1:
+                _, (ref, old_size) = self._unread.popitem(last=False)
+                self._bytes -= old_size
+                old = ref()
+                if old is not None:
+                    old.drop()
+                    log.info("prompt cache: states read ahead would hold more than %d bytes; "
+                             "dropped the oldest unread (%s, %d bytes): its request prefills",
+                             self.limit, old.name.hex(), old_size)  # fmt: skip
+
+    def take(self, state: SavedState) -> bool:
+        """``state`` is being restored: no longer unread, never dropped from now on.
+        False when it was dropped already."""
+        with self._lock:
+            entry = self._unread.pop(id(state), None)
+            if entry is not None:
+                self._bytes -= entry[1]
+            return not state.dropped
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[SavedState]], None]:
+        def gone(ref: weakref.ref[SavedState]) -> None:
+            with self._lock:
+                entry = self._unread.get(key)
+                if entry is not None and entry[0] is ref:
+                    del self._unread[key]
+                    self._bytes -= entry[1]
+
+        return gone
+
+
 class PromptReader:
     """Finds and reads the saved state a prompt extends, on its own thread. Requests
     for the same state while one copy is in memory share it. ``close`` before the
@@ -64,6 +139,7 @@ class PromptReader:
             weakref.WeakValueDictionary()
         )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hearth-prompt-read")
+        self.unread = HeldStates(model.n_ctx_per_slot)
 
     def watch(self, slots: Sequence[Slot]) -> None:
         """The scheduler's slots: a prompt they already hold is not read from disk."""
@@ -99,12 +175,15 @@ class PromptReader:
             name, n_blocks = found
             if min(n_blocks * self._block, last) - in_memory < self._block:
                 return None  # a slot holds (nearly) as much
-            saved = self._held.get(name) or self._store.read(name, self._key)
+            held = self._held.get(name)
+            saved = held if held is not None and not held.dropped else None
+            saved = saved or self._store.read(name, self._key)
             if saved is None:  # damaged (and deleted) or gone: the next best, if any
                 continue
             usable = min(common_prefix(saved.tokens, tokens), last)
             if len(saved.tokens) <= self._model.n_ctx_per_slot and self._window(saved, usable):
                 self._held[name] = saved
+                self.unread.admit(saved)
                 return saved
             chain = chain[: n_blocks - 1]  # a larger context's, or a window past the cut
         return None

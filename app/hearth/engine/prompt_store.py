@@ -72,16 +72,25 @@ def _token_bytes(tokens: Sequence[int]) -> bytes:
 @dataclass
 class SavedState:
     """A verified file's content: its name, the tokens its state holds and llama.cpp's
-    bytes."""
+    bytes. ``dropped``: its bytes were let go before it was restored (see
+    ``prompt_restore.HeldStates``); its request prefills instead."""
 
     name: bytes
     tokens: list[int]
     payload: bytearray
+    dropped: bool = False
+
+    def drop(self) -> None:
+        """Free the bytes now, whoever still refers to this state. A restore that has
+        already taken them keeps its own reference until it is done."""
+        self.payload = bytearray()
+        self.dropped = True
 
 
 class PromptStore:
-    """The folder of saved states, with its size budget. Thread-safe: the scheduler
-    thread reads, the writer thread writes and evicts."""
+    """The folder of saved states, with its size budget. Thread-safe: the reader thread
+    looks up and reads, the writer thread looks up, writes and evicts; the scheduler
+    thread only asks what is ``known``, which touches no disk."""
 
     def __init__(self, folder: Path, budget: int) -> None:
         self.folder = folder
@@ -123,6 +132,12 @@ class PromptStore:
         """The saved state holding the longest prefix of ``chain`` (a prompt's block
         hashes) and how many blocks of it match; None when no state shares a block."""
         self._index.refresh()
+        return self._index.longest(chain)
+
+    def known(self, chain: Sequence[bytes]) -> tuple[bytes, int] | None:
+        """As :meth:`find`, from what this process has seen of the folder so far: no
+        disk access, for the decode loop (the writer thread looks again, with a
+        listing, before it writes)."""
         return self._index.longest(chain)
 
     def touch(self, name: bytes) -> bool:
@@ -345,5 +360,3 @@ def _folder_lock(path: Path) -> Iterator[bool]:
             yield True
         finally:
             unlock(handle)
-
-

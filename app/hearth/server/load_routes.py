@@ -105,6 +105,8 @@ def load_router(models: ModelManager) -> APIRouter:
     async def load(request: Request) -> dict[str, Any]:
         body = await parse_body(request, LoadRequest)
         config = checked(models.config_for(body.model, **body.changes()))
+        if not body.replace:  # pinned models never make room: say so now, not later
+            await models.refuse_if_pinned(config)
         running = models.load_in_flight()
         if running == config:  # asked twice: the same load, already on its way
             return state_json(models.state)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from hearth.core.errors import HearthError, LoadCancelledError
 from hearth.core.model_info import LoadConfig, ModelInfo
+from hearth.core.residency import PinnedModelsError
+from hearth.core.units import format_bytes
 from hearth.engine.engine import Engine, model_id_for
 from hearth.server.catalog import path_matches
 from hearth.server.idle_unload import IdleClock
@@ -97,8 +99,9 @@ class ModelLoader:
 
     # ------------------------------------------------------------------ load
     async def load(self, config: LoadConfig, *, pinned: bool, initial: bool) -> Resident | None:
-        """Load ``config`` beside the others, evicting idle ones if it must; None when
-        busy models hold what it needs (nothing was changed)."""
+        """Load ``config`` beside the others, evicting idle just-in-time ones if it
+        must; None when busy models hold what it needs (nothing was changed: wait and
+        try again). PinnedModelsError when models the user loaded do: they stay."""
         model_id = model_id_for(Path(config.model_path))
         existing = self._residency.find(model_id)
         if existing is not None and existing.config == config:
@@ -110,7 +113,13 @@ class ModelLoader:
         need = await asyncio.to_thread(estimate_load_bytes, config)
         victims = self._residency.victims(need, keep=existing)
         if victims is None:
-            return None
+            pinned_in_way = self._residency.held_by_pinned(need, keep=existing)
+            if not pinned_in_way:
+                return None  # busy models hold it: the caller waits
+            refusal = self._refusal(model_id, need, pinned_in_way)
+            if pinned:  # the user's load, announced: the app reads its outcome here
+                self.publish(LifecycleState.ERROR, model_id=model_id, error=refusal.message)
+            raise refusal
         if existing is not None:  # an explicit load with other settings
             await self.unload(existing, "The model was unloaded to load it with other settings.")
         for victim in victims:
@@ -123,6 +132,44 @@ class ModelLoader:
         finally:
             self.loading = None
             self.finished += 1
+
+    async def refuse_if_pinned(self, config: LoadConfig) -> None:
+        """Raise now the PinnedModelsError that loading ``config`` alongside the others
+        would meet, if pinned models keep it out (changes nothing)."""
+        model_id = model_id_for(Path(config.model_path))
+        existing = self._residency.find(model_id)
+        if existing is not None and existing.config == config:
+            return
+        need = await asyncio.to_thread(estimate_load_bytes, config)
+        pinned = self._residency.held_by_pinned(need, keep=existing)
+        if pinned:
+            raise self._refusal(model_id, need, pinned)
+
+    def _refusal(self, model_id: str, need: int, pinned: list[Resident]) -> PinnedModelsError:
+        """Why ``model_id`` can't load beside the pinned models, and how to free room."""
+        limits = self._residency.limits
+        names = tuple(r.info.id for r in pinned)
+        quoted = ", ".join(f"'{n}'" for n in names)
+        if len(pinned) + 1 > limits.max_models:
+            why = f"--max-models allows {limits.max_models} loaded at once"
+        else:
+            used = sum(r.memory_bytes for r in pinned)
+            why = (
+                f"it needs about {format_bytes(need)} and the memory budget "
+                f"({format_bytes(limits.memory_budget_bytes)}) has "
+                f"{format_bytes(max(0, limits.memory_budget_bytes - used))} left"
+            )
+        first = names[0]
+        log.warning("load of %s refused: the pinned models %s hold what it needs (%s)",
+                    model_id, ", ".join(names), why)  # fmt: skip
+        return PinnedModelsError(
+            f"'{model_id}' can't be loaded beside {quoted}, loaded by the user and kept "
+            f"until ejected or their TTL: {why}. To free memory, eject one in the app, "
+            f'unload it (POST /hearth/v1/unload {{"model": "{first}"}}), or load '
+            f"'{model_id}' in their place (the app's Replace, or POST /hearth/v1/load with "
+            '"replace": true).',
+            names,
+        )
 
     async def _attempt(
         self, config: LoadConfig, estimate: int, *, pinned: bool, initial: bool

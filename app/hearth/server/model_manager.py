@@ -269,6 +269,12 @@ class ModelManager:
             )
         return dataclasses.replace(known, **changes)  # type: ignore[arg-type]
 
+    async def refuse_if_pinned(self, config: LoadConfig) -> None:
+        """A user's load alongside that models the user loaded keep out is refused at
+        once (PinnedModelsError), before it is announced: the admin load answers it
+        rather than a later error state. The load itself checks again."""
+        await self._loader.refuse_if_pinned(config)
+
     def start_load(self, config: LoadConfig, *, replace: bool = False) -> ModelState:
         """Begin a user's load in the background and say so at once (``POST
         /hearth/v1/load``); its progress and outcome reach subscribers. ``replace``

@@ -4,9 +4,11 @@ Each :class:`Resident` is one loaded model with its own :class:`Engine` (its sch
 and relay threads, its slots and its prompt cache), its idle clock and what it costs in
 memory. :class:`Residency` holds them by model id and answers the one question a load
 asks: which idle models must go, least recently used first, so that the new one fits
-the count (``--max-models``) and the memory budget (``--memory-budget``). A model with
-requests running is never chosen; when only busy models stand in the way, the answer is
-"wait" (``server/load_queue.py`` bounds that wait).
+the count (``--max-models``) and the memory budget (``--memory-budget``). Only models
+loaded just in time are ever chosen: a model with requests running never is (when busy
+models stand in the way, the answer is "wait", which ``server/load_queue.py`` bounds),
+nor a pinned one, the user's (when pinned models stand in the way, the load is refused
+at once, naming them: ``held_by_pinned``).
 
 It performs nothing: the model manager loads and unloads, on the event loop, under its
 lifecycle lock. Every method runs on the event loop, so a check and the change it
@@ -30,8 +32,7 @@ from hearth.server.idle_unload import IdleClock
 @dataclass(eq=False)
 class Resident:
     """One loaded model. ``pinned``: loaded by the user (``--model``, the admin load, the
-    app's Load), so only an eject, its TTL, or a need no idle just-in-time model can
-    meet unloads it."""
+    app's Load), so only an eject, its TTL, or a load with ``replace`` unloads it."""
 
     engine: Engine
     config: LoadConfig
@@ -116,15 +117,34 @@ class Residency:
         return sum(r.memory_bytes for r in self._residents.values())
 
     def victims(self, need_bytes: int, *, keep: Resident | None = None) -> list[Resident] | None:
-        """The idle models to unload, least recently used first (just-in-time models
-        before pinned ones), so that one more model of ``need_bytes`` fits; [] when it
-        fits as is; None while busy models hold what is needed (wait, then ask again).
+        """The idle just-in-time models to unload, least recently used first, so that
+        one more model of ``need_bytes`` fits; [] when it fits as is; None when it
+        doesn't (busy models hold what it needs: wait, then ask again; or pinned models
+        do: see :meth:`held_by_pinned`).
 
-        A model bigger than the whole budget is still let in once nothing else is
-        loaded: the estimate may be pessimistic, and llama.cpp says if it can't."""
+        A pinned model is never chosen: the user loaded it, so only an eject, its TTL
+        or a load with ``replace`` unloads it (as LM Studio's just-in-time eviction
+        unloads only models loaded just in time). A model bigger than the whole budget
+        is still let in once nothing else is loaded: the estimate may be pessimistic,
+        and llama.cpp says if it can't."""
         others = [r for r in self if r is not keep]
-        idle = [r for r in others if not r.busy]
-        order = [r for r in idle if not r.pinned] + [r for r in idle if r.pinned]
+        evictable = [r for r in others if not r.pinned and not r.busy]
+        return self._first_fit(others, evictable, need_bytes)
+
+    def held_by_pinned(self, need_bytes: int, *, keep: Resident | None = None) -> list[Resident]:
+        """The pinned models, when they alone keep one more model of ``need_bytes``
+        out: it wouldn't fit even with every just-in-time model gone, busy or not, so
+        waiting can't help (refuse, naming them). [] when a wait may."""
+        others = [r for r in self if r is not keep]
+        if self._first_fit(others, [r for r in others if not r.pinned], need_bytes) is not None:
+            return []
+        return [r for r in others if r.pinned]
+
+    def _first_fit(
+        self, others: list[Resident], order: list[Resident], need_bytes: int
+    ) -> list[Resident] | None:
+        """The shortest run of ``order`` whose unloading lets ``need_bytes`` in beside
+        ``others``, under both limits; None when all of it is not enough."""
         count, used = len(others), sum(r.memory_bytes for r in others)
         chosen: list[Resident] = []
         for candidate in [None, *order]:

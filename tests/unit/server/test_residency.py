@@ -1,5 +1,6 @@
-"""Which idle models make room for one more: least recently used first, just-in-time
-before the user's, never a busy one; and the bounded wait for busy ones."""
+"""Which idle models make room for one more: least recently used first, only those loaded
+just in time (never the user's pinned ones, never a busy one); the refusal when pinned
+models keep it out, and the bounded wait for busy ones."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 
 from hearth.core.errors import ModelsBusyError
 from hearth.core.model_info import LoadConfig, ModelInfo
-from hearth.core.residency import ResidencyLimits
+from hearth.core.residency import PinnedModelsError, ResidencyLimits
 from hearth.engine.engine import Engine
 from hearth.server.idle_unload import IdleClock
 from hearth.server.load_queue import LoadQueue
+from hearth.server.model_loader import ModelLoader
+from hearth.server.model_memory import estimate_load_bytes
 from hearth.server.residency import Residency, Resident
 
 GIB = 1 << 30
@@ -58,9 +61,52 @@ def test_the_budget_counts_memory_and_evicts_as_many_as_needed() -> None:
     assert residency.victims(50 * GIB) == [a, b, c]  # alone, it may try (llama.cpp decides)
 
 
-def test_just_in_time_models_go_before_the_users() -> None:
+def test_a_pinned_model_is_never_evicted_only_just_in_time_ones_are() -> None:
+    pinned, jit = _resident("pinned", pinned=True), _resident("jit")  # pinned: the LRU
+    residency = _residency(pinned, jit, max_models=2)
+    assert residency.victims(GIB) == [jit]
+    assert residency.held_by_pinned(GIB) == []
+    alone = _residency(pinned, max_models=1)
+    assert alone.victims(GIB) is None  # the user's model stays
+    assert alone.held_by_pinned(GIB) == [pinned]  # refused at once: no wait helps
+
+
+def test_pinned_models_count_against_the_budget_and_refuse_what_they_keep_out() -> None:
+    pinned, jit = _resident("pinned", gib=2, pinned=True), _resident("jit", gib=2)
+    residency = _residency(pinned, jit, max_models=9, budget_gib=5)
+    assert residency.victims(3 * GIB) == [jit]
+    assert residency.victims(4 * GIB) is None  # evicting jit frees 2 of the 4 needed
+    assert residency.held_by_pinned(4 * GIB) == [pinned]
+    assert residency.held_by_pinned(2 * GIB, keep=pinned) == []  # its own reload
+
+
+@pytest.mark.parametrize("max_models", [1, 2], ids=["count", "memory"])
+def test_the_refusal_names_the_pinned_models_why_and_the_way_out(
+    tiny_model_f16: Path, max_models: int
+) -> None:
+    config = LoadConfig(tiny_model_f16)
+    need = estimate_load_bytes(config)
+    pinned = _resident("mine", gib=need / GIB, pinned=True)
+    residency = _residency(pinned, max_models=max_models, budget_gib=1.5 * need / GIB)
+    loader = ModelLoader(Engine, residency, ttl_s=None, jit_ttl_s=None)
+    with pytest.raises(PinnedModelsError) as refused:
+        asyncio.run(loader.refuse_if_pinned(config))
+    message = refused.value.message
+    assert refused.value.pinned == ("mine",) and refused.value.code == "models_pinned"
+    assert f"'{tiny_model_f16.stem}' can't be loaded beside 'mine'" in message
+    why = "--max-models allows 1" if max_models == 1 else "the memory budget"
+    assert why in message
+    assert '/hearth/v1/unload {"model": "mine"}' in message and "replace" in message
+    assert len(residency) == 1  # nothing changed
+
+
+def test_a_busy_just_in_time_model_is_waited_for_even_beside_a_pinned_one() -> None:
     pinned, jit = _resident("pinned", pinned=True), _resident("jit")
-    assert _residency(pinned, jit, max_models=2).victims(GIB) == [jit]
+    residency = _residency(pinned, jit, max_models=2)
+    with jit.clock.in_use():
+        assert residency.victims(GIB) is None
+        assert residency.held_by_pinned(GIB) == []  # once jit is idle, it goes
+        assert residency.blockers() == [jit]
 
 
 def test_a_busy_model_is_never_chosen() -> None:
