@@ -94,9 +94,12 @@ def test_the_load_dialog_line_counts_the_loaded_models() -> None:
     assert fits.endswith("it fits, with 2.0 GiB of the budget left.")
     over = beside_words(7 * GIB // 2, one, limits)
     assert "it needs 512.0 MiB more than the budget leaves" in over
-    assert "least recently used first" in over
+    assert "eject one first, or choose Replace" in over  # the user's own model stays
+    by_request = beside_words(7 * GIB // 2, [loaded("chat", GIB, pinned=False)], limits)
+    assert "models loaded by requests are unloaded first" in by_request
     full = beside_words(GIB // 2, [*one, loaded("coder", GIB)], limits)
     assert "2 of 2 models are loaded" in full
+    assert "eject one first" in full
     assert "larger than the whole budget" in beside_words(5 * GIB, one, limits)
 
 

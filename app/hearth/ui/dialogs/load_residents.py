@@ -5,8 +5,9 @@ The worker keeps several models under a count and a memory budget. With models l
 the dialog's one Load becomes two buttons: "Load alongside" (the default: the others
 stay) and "Replace" (they are unloaded first). A line under the estimate says what is
 loaded, how much of the budget it holds, and whether this model fits beside it; if it
-doesn't (or the count is full), loading it alongside unloads idle models first, least
-recently used first, which it says. The free memory the estimate shows is measured now,
+doesn't (or the count is full), it says whether loading it alongside unloads models that
+requests loaded (least recently used first) or needs one of the user's own ejected first
+(those are never unloaded to make room). The free memory the estimate shows is measured now,
 with those models in memory.
 """
 
@@ -49,9 +50,19 @@ def beside_words(
     )
     if need_bytes > budget:
         return f"{head} It is larger than the whole budget (Settings → Models)."
+    # Only models loaded by requests are ever unloaded to make room; the ones loaded
+    # here stay until ejected (server/residency.py), so say which case this is.
+    by_requests = [m for m in models if not m.pinned]
+    count_after = len(models) - len(by_requests)
+    used_after = used - sum(m.memory_bytes for m in by_requests)
+    if by_requests and count_after < limits.max_models and used_after + need_bytes <= budget:
+        return (
+            f"{head} Alongside them {why}: models loaded by requests are unloaded first, "
+            "least recently used first (a model answering a request never is)."
+        )
     return (
-        f"{head} Alongside them {why}: idle models are unloaded first, least recently "
-        "used first (a model answering a request never is)."
+        f"{head} Alongside them {why}, and models you loaded stay until ejected: eject "
+        "one first, or choose Replace."
     )
 
 
