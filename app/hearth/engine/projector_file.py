@@ -39,7 +39,17 @@ _OUTPUT_WIDTH: dict[str, tuple[str, int]] = {
     "pixtral": ("mm.2.weight", 1),
     "qwen2vl_merger": ("mm.2.bias", 0),  # the merger's second matrix is mm.2 (no mm.1)
     "qwen2.5vl_merger": ("mm.2.bias", 0),
+    "qwen3vl_merger": ("mm.2.bias", 0),  # times 1 + its deepstack mergers, below
 }
+
+# Qwen3-VL's deepstack: each vision block with a merger of its own (its
+# ``v.deepstack.N.fc1.weight``, which is how llama.cpp's clip loader counts them) adds
+# one more slice of the text width to every image embedding, as
+# clip_n_mmproj_embd does. The text model reads the wider input
+# (``llama_model_n_embd_inp``), and a model without deepstack cannot read it at all.
+_DEEPSTACK_TYPES = frozenset({"qwen3vl_merger"})
+_DEEPSTACK_PREFIX = "v.deepstack."
+_DEEPSTACK_SUFFIX = ".fc1.weight"
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,8 @@ class ProjectorFile:
     n_embd: int | None
     """The width of the embeddings it makes; None where its type is not in the table."""
     image_size: int | None
+    n_deepstack: int = 0
+    """Qwen3-VL: its deepstack mergers, each one text width more in ``n_embd``."""
 
 
 def _field(reader: gguf.GGUFReader, key: str) -> object:
@@ -83,11 +95,14 @@ def read_projector_file(path: Path) -> ProjectorFile:
     kind = _field(reader, "clip.projector_type") or _field(reader, "clip.vision.projector_type")
     projector_type = str(kind) if kind else "unknown"
     size = _field(reader, "clip.vision.image_size")
+    n_deepstack = _deepstack_count(reader) if projector_type in _DEEPSTACK_TYPES else 0
+    width = _output_width(reader, projector_type)
     return ProjectorFile(
         path=path,
         projector_type=projector_type,
-        n_embd=_output_width(reader, projector_type),
+        n_embd=None if width is None else width * (1 + n_deepstack),
         image_size=int(size) if isinstance(size, int) else None,
+        n_deepstack=n_deepstack,
     )
 
 
@@ -103,12 +118,25 @@ def _output_width(reader: gguf.GGUFReader, projector_type: str) -> int | None:
     return None
 
 
+def _deepstack_count(reader: gguf.GGUFReader) -> int:
+    return sum(
+        1
+        for tensor in reader.tensors
+        if tensor.name.startswith(_DEEPSTACK_PREFIX) and tensor.name.endswith(_DEEPSTACK_SUFFIX)
+    )
+
+
 def check_fits_model(projector: ProjectorFile, model_name: str, model_n_embd: int) -> None:
     """A projector makes embeddings for one text model's width; another model's would
     be garbage to this one (and libmtmd refuses the pair), so say which file is wrong."""
     if projector.n_embd is not None and projector.n_embd != model_n_embd:
+        how = ""
+        if projector.n_deepstack:
+            part = projector.n_embd // (1 + projector.n_deepstack)
+            how = f" ({part} wide, plus {projector.n_deepstack} deepstack layers of {part})"
         raise ModelLoadError(
-            f"The projector {projector.path.name} makes {projector.n_embd}-wide embeddings "
-            f"but {model_name} reads {model_n_embd}-wide ones: the projector belongs to "
-            "another model. Pick the mmproj file published with this model."
+            f"The projector {projector.path.name} makes {projector.n_embd}-wide "
+            f"embeddings{how} but {model_name} reads {model_n_embd}-wide ones: the "
+            "projector belongs to another model. Pick the mmproj file published with "
+            "this model."
         )
