@@ -242,6 +242,17 @@ def tiny_qwen3vl(tiny_models_dir: Path) -> tuple[Path, Path]:
     return write_qwen3vl_pair(folder)
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen3vlmoe(tiny_models_dir: Path) -> tuple[Path, Path]:
+    """The same projector with Qwen3-VL's mixture-of-experts decoder (qwen3vlmoe: four
+    experts, two per token, deepstack as in the dense one)."""
+    from gguf_qwen3vl import write_qwen3vl_pair
+
+    folder = tiny_models_dir / "qwen3vlmoe"
+    folder.mkdir(exist_ok=True)
+    return write_qwen3vl_pair(folder, moe=True)
+
+
 # --------------------------------------------------------------------------- speculative decoding
 
 

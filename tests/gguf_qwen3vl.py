@@ -58,6 +58,9 @@ class Qwen3VLSpec:
     min_pixels: int = 28 * 28 * 4
     max_pixels: int = 112 * 112
     eps: float = 1e-6
+    n_expert: int = 4  # the MoE text model (qwen3vlmoe) only
+    n_expert_used: int = 2
+    n_ff_exp: int = 128
 
     @property
     def text_head_dim(self) -> int:
@@ -163,8 +166,9 @@ def write_qwen3vl_projector(path: Path, spec: Qwen3VLSpec | None = None, *, seed
     return path
 
 
-def text_shapes(spec: Qwen3VLSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
-    """numpy shapes of every tensor llama.cpp's qwen3vl text model reads."""
+def text_shapes(spec: Qwen3VLSpec, n_vocab: int, moe: bool = False) -> dict[str, tuple[int, ...]]:
+    """numpy shapes of every tensor llama.cpp's qwen3vl (or, ``moe``, qwen3vlmoe) text
+    model reads."""
     t = gguf.MODEL_TENSOR
     d, ff, hd = spec.text_n_embd, spec.text_n_ff, spec.text_head_dim
     kv = spec.text_n_head_kv * hd
@@ -182,20 +186,31 @@ def text_shapes(spec: Qwen3VLSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
         t.ATTN_V: (kv, d),
         t.ATTN_OUT: (d, d),
         t.FFN_NORM: (d,),
-        t.FFN_GATE: (ff, d),
-        t.FFN_UP: (ff, d),
-        t.FFN_DOWN: (d, ff),
     }
+    if moe:
+        n, fe = spec.n_expert, spec.n_ff_exp
+        per_layer |= {
+            t.FFN_GATE_INP: (n, d),  # the router
+            t.FFN_GATE_EXP: (n, fe, d),
+            t.FFN_UP_EXP: (n, fe, d),
+            t.FFN_DOWN_EXP: (n, d, fe),
+        }
+    else:
+        per_layer |= {t.FFN_GATE: (ff, d), t.FFN_UP: (ff, d), t.FFN_DOWN: (d, ff)}
     for bid in range(spec.text_n_layer):
         for kind, shape in per_layer.items():
             shapes[_name(kind, "weight", bid)] = shape
     return shapes
 
 
-def write_qwen3vl_text(path: Path, spec: Qwen3VLSpec | None = None, *, seed: int = 0) -> Path:
+def write_qwen3vl_text(
+    path: Path, spec: Qwen3VLSpec | None = None, *, seed: int = 0, moe: bool = False
+) -> Path:
     """Write the text model (F16, seeded); same arguments, same bytes. As with the tiny
     llama, the output rows of control and byte tokens are zero, so greedy replies are
-    printable pieces and never end early: replies have exact lengths."""
+    printable pieces and never end early: replies have exact lengths. ``moe`` writes
+    Qwen3-VL's mixture-of-experts decoder (``qwen3vlmoe``: a router and
+    ``n_expert`` feed-forward experts per layer, ``n_expert_used`` of them per token)."""
     spec = spec or Qwen3VLSpec()
     assert sum(spec.rope_sections) * 2 == spec.text_head_dim
     # llama.cpp's qwen3vl graph adds a deepstack slice after the last layer has kept
@@ -205,9 +220,10 @@ def write_qwen3vl_text(path: Path, spec: Qwen3VLSpec | None = None, *, seed: int
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN3VL])
+    arch = gguf.MODEL_ARCH.QWEN3VLMOE if moe else gguf.MODEL_ARCH.QWEN3VL
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
     w.add_type(gguf.GGUFType.MODEL)
-    w.add_name("Hearth Tiny Qwen3-VL")
+    w.add_name("Hearth Tiny Qwen3-VL-MoE" if moe else "Hearth Tiny Qwen3-VL")
     w.add_file_type(FILE_TYPES["F16"])
     w.add_vocab_size(len(VOCAB.tokens))
     w.add_context_length(4096)
@@ -223,12 +239,16 @@ def write_qwen3vl_text(path: Path, spec: Qwen3VLSpec | None = None, *, seed: int
     w.add_num_deepstack_layers(len(spec.deepstack_layers))
     w.add_rope_freq_base(10000.0)
     w.add_layer_norm_rms_eps(1e-6)
+    if moe:
+        w.add_expert_count(spec.n_expert)
+        w.add_expert_used_count(spec.n_expert_used)
+        w.add_expert_feed_forward_length(spec.n_ff_exp)
     add_tokenizer(w, VOCAB)
     w.add_chat_template(CHATML_TEMPLATE)
 
     quiet = non_normal_rows(VOCAB)
     output = _name(gguf.MODEL_TENSOR.OUTPUT, "weight")
-    for tname, shape in text_shapes(spec, len(VOCAB.tokens)).items():
+    for tname, shape in text_shapes(spec, len(VOCAB.tokens), moe).items():
         if len(shape) == 1:
             w.add_tensor(tname, np.ones(shape, dtype=np.float32))  # RMS norm weights
             continue
@@ -240,11 +260,12 @@ def write_qwen3vl_text(path: Path, spec: Qwen3VLSpec | None = None, *, seed: int
     return path
 
 
-def write_qwen3vl_pair(directory: Path, *, seed: int = 0) -> tuple[Path, Path]:
+def write_qwen3vl_pair(directory: Path, *, seed: int = 0, moe: bool = False) -> tuple[Path, Path]:
     """The text model and its projector, named as a download would name them."""
     spec = Qwen3VLSpec()
-    model = write_qwen3vl_text(directory / "Tiny-Qwen3-VL-F16.gguf", spec, seed=seed)
-    projector = write_qwen3vl_projector(directory / "mmproj-Tiny-Qwen3-VL-F16.gguf", spec)
+    name = "Tiny-Qwen3-VL-MoE" if moe else "Tiny-Qwen3-VL"
+    model = write_qwen3vl_text(directory / f"{name}-F16.gguf", spec, seed=seed, moe=moe)
+    projector = write_qwen3vl_projector(directory / f"mmproj-{name}-F16.gguf", spec)
     return model, projector
 
 

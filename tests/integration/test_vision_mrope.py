@@ -1,7 +1,7 @@
 """M-RoPE vision (Qwen2-VL and its successors) through the batched scheduler, in-process:
 real llama.cpp and libmtmd on the tiny Qwen2-VL pair and its Qwen2.5-VL variant
-(tests/gguf_qwen2vl.py), and the tiny Qwen3-VL pair (tests/gguf_qwen3vl.py: deepstack
-embeddings three text widths wide, interleaved M-RoPE).
+(tests/gguf_qwen2vl.py), and the tiny Qwen3-VL pairs (tests/gguf_qwen3vl.py: deepstack
+embeddings three text widths wide, interleaved M-RoPE; a dense and an MoE decoder).
 
 Such a model gives an image's embeddings a grid of positions and moves the text after
 it on by the grid's longer side, fewer positions than embeddings. Each greedy reply
@@ -82,11 +82,14 @@ def reference(
     return result
 
 
-@pytest.fixture(scope="module", params=["tiny_qwen2vl", "tiny_qwen25vl", "tiny_qwen3vl"])
+@pytest.fixture(
+    scope="module", params=["tiny_qwen2vl", "tiny_qwen25vl", "tiny_qwen3vl", "tiny_qwen3vlmoe"]
+)
 def pair(request: pytest.FixtureRequest) -> tuple[Path, Path]:
     """Qwen2-VL's projector, then Qwen2.5-VL's (window attention in the encoder is
     libmtmd's; positions are placed the same way), then Qwen3-VL's pair, whose image
-    embeddings carry deepstack slices the text model adds at its first layers."""
+    embeddings carry deepstack slices the text model adds at its first layers, dense
+    and mixture-of-experts."""
     files: tuple[Path, Path] = request.getfixturevalue(request.param)
     return files
 

@@ -39,7 +39,12 @@ model.close()
 
 @pytest.mark.parametrize(
     ("pair", "width"),
-    [("tiny_qwen2vl", 256), ("tiny_qwen25vl", 256), ("tiny_qwen3vl", 256 * 3)],
+    [
+        ("tiny_qwen2vl", 256),
+        ("tiny_qwen25vl", 256),
+        ("tiny_qwen3vl", 256 * 3),
+        ("tiny_qwen3vlmoe", 256 * 3),
+    ],
 )
 def test_the_projector_loads_and_places_an_image_on_a_grid(
     pair: str, width: int, request: pytest.FixtureRequest
