@@ -38,9 +38,9 @@ from gguf_factory import CHATML_TEMPLATE, FILE_TYPES, VOCAB, add_tokenizer, non_
 
 @dataclass(frozen=True)
 class Qwen3VLSpec:
-    """The pair's shapes. Pictures are resized to multiples of ``2 * patch_size`` within
-    ``max_pixels``, as for the Qwen2-VL pair: at most 16 image tokens on a 4 x 4 grid.
-    Each image embedding is ``text_n_embd * (1 + len(deepstack_layers))`` wide."""
+    """The pair's shapes. Pictures become grids of merged tokens as for the Qwen2-VL
+    pair (multiples of ``2 * patch_size``, 8 to 4096 tokens whatever ``max_pixels``
+    says). Each image embedding is ``text_n_embd * (1 + len(deepstack_layers))`` wide."""
 
     text_n_embd: int = 256
     text_n_ff: int = 512
