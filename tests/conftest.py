@@ -230,6 +230,29 @@ def tiny_qwen25vl(tiny_models_dir: Path) -> tuple[Path, Path]:
     return write_qwen2vl_pair(folder, qwen25=True)
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen3vl(tiny_models_dir: Path) -> tuple[Path, Path]:
+    """A tiny Qwen3-VL (qwen3vl text model: interleaved M-RoPE, two deepstack layers, so
+    it reads 768-wide input embeddings) and its qwen3vl_merger projector
+    (tests/gguf_qwen3vl.py)."""
+    from gguf_qwen3vl import write_qwen3vl_pair
+
+    folder = tiny_models_dir / "qwen3vl"
+    folder.mkdir(exist_ok=True)
+    return write_qwen3vl_pair(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3vlmoe(tiny_models_dir: Path) -> tuple[Path, Path]:
+    """The same projector with Qwen3-VL's mixture-of-experts decoder (qwen3vlmoe: four
+    experts, two per token, deepstack as in the dense one)."""
+    from gguf_qwen3vl import write_qwen3vl_pair
+
+    folder = tiny_models_dir / "qwen3vlmoe"
+    folder.mkdir(exist_ok=True)
+    return write_qwen3vl_pair(folder, moe=True)
+
+
 # --------------------------------------------------------------------------- speculative decoding
 
 

@@ -11,8 +11,10 @@ show any of that, so this module writes the smallest pair llama.cpp runs that wa
   convolution kernels (llama.cpp sums them for a still image), pre-norm ViT blocks with
   2D rotary positions (no learned position table), and the merger: 2x2 neighbouring
   patches concatenated, then ``mm.0`` -> GELU -> ``mm.2`` into the text width.
-  ``image_max_pixels`` keeps pictures to a few merged tokens, so an encode takes
-  milliseconds on a CPU;
+  pictures keep their size (rounded to multiples of 28 pixels: libmtmd holds Qwen
+  pictures between 8 and 4096 merged tokens and ignores the file's
+  ``image_max_pixels``), so the tests' small pictures are a few tokens each and an
+  encode takes milliseconds on a CPU;
 * the text model (``general.architecture = qwen2vl``): a Qwen2 decoder (biases on
   q/k/v) whose rotary dimensions are split into sections for the time, row and column
   positions (``qwen2vl.rope.dimension_sections``).
@@ -40,8 +42,9 @@ from gguf_factory import CHATML_TEMPLATE, FILE_TYPES, VOCAB, add_tokenizer, non_
 @dataclass(frozen=True)
 class Qwen2VLSpec:
     """The pair's shapes. Pictures are resized to multiples of ``2 * patch_size``
-    (one merged token each) within ``max_pixels``: at most (112 / 28)² = 16 image
-    tokens, on a grid of at most 4 x 4, so at most 4 positions per image."""
+    (one merged token each). libmtmd bounds a Qwen picture by 8 to 4096 merged tokens
+    of its own, not by ``min_pixels``/``max_pixels`` (written as converters write
+    them): 80 x 120 pixels are a 3 x 4 grid, 448 x 448 a 16 x 16 one."""
 
     text_n_embd: int = 256
     text_n_ff: int = 512

@@ -1,6 +1,7 @@
 """M-RoPE vision (Qwen2-VL and its successors) through the batched scheduler, in-process:
 real llama.cpp and libmtmd on the tiny Qwen2-VL pair and its Qwen2.5-VL variant
-(tests/gguf_qwen2vl.py).
+(tests/gguf_qwen2vl.py), and the tiny Qwen3-VL pairs (tests/gguf_qwen3vl.py: deepstack
+embeddings three text widths wide, interleaved M-RoPE; a dense and an MoE decoder).
 
 Such a model gives an image's embeddings a grid of positions and moves the text after
 it on by the grid's longer side, fewer positions than embeddings. Each greedy reply
@@ -12,6 +13,7 @@ in a child (tests/unit/engine/test_projector_mrope_process.py)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import subprocess
@@ -19,7 +21,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anthropic
 import numpy as np
+import openai
 import pytest
 from PIL import Image
 
@@ -30,17 +34,22 @@ from hearth.core.model_info import LoadConfig
 from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine
 from hearth.server.image_input import decode
+from server_process import start_serve
 
 NO_EOG = {2: -100.0, 260: -100.0}
 REFERENCE = Path(__file__).parents[1] / "mtmd_reference.py"
 ASK = "user: what is in this picture? "
 
 
-def picture(seed: int, size: tuple[int, int] = (80, 120)) -> ImageInput:
+def png(seed: int, size: tuple[int, int] = (80, 120)) -> bytes:
     pixels = np.random.default_rng(seed).integers(0, 256, (*size, 3), dtype=np.uint8)
     data = io.BytesIO()
     Image.fromarray(pixels).save(data, "PNG")
-    return decode(data.getvalue(), "test")
+    return data.getvalue()
+
+
+def picture(seed: int, size: tuple[int, int] = (80, 120)) -> ImageInput:
+    return decode(png(seed, size), "test")
 
 
 def greedy(prompt: str, *images: ImageInput, max_tokens: int = 8) -> GenerationRequest:
@@ -81,10 +90,14 @@ def reference(
     return result
 
 
-@pytest.fixture(scope="module", params=["tiny_qwen2vl", "tiny_qwen25vl"])
+@pytest.fixture(
+    scope="module", params=["tiny_qwen2vl", "tiny_qwen25vl", "tiny_qwen3vl", "tiny_qwen3vlmoe"]
+)
 def pair(request: pytest.FixtureRequest) -> tuple[Path, Path]:
     """Qwen2-VL's projector, then Qwen2.5-VL's (window attention in the encoder is
-    libmtmd's; positions are placed the same way)."""
+    libmtmd's; positions are placed the same way), then Qwen3-VL's pair, whose image
+    embeddings carry deepstack slices the text model adds at its first layers, dense
+    and mixture-of-experts."""
     files: tuple[Path, Path] = request.getfixturevalue(request.param)
     return files
 
@@ -166,3 +179,50 @@ def test_image_requests_batched_together_reply_as_one_at_a_time(
         fresh.unload()
     assert [text for text, _ in batched] == alone
     assert len(set(alone)) > 1
+
+
+def test_a_served_qwen3vl_sees_through_the_openai_and_anthropic_clients(
+    tiny_qwen3vl: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``hearth serve --mmproj`` on the Qwen3-VL pair: each dialect's image reaches the
+    deepstack model as its 12 grid tokens, and the picture decides the greedy reply."""
+    model_path, projector = tiny_qwen3vl
+    served = start_serve(model_path, tmp_path, "--mmproj", str(projector), ctx=2048)
+    try:
+        oai = openai.OpenAI(base_url=f"{served.base_url}/v1", api_key="unused", max_retries=0)
+        model = oai.models.list().data[0].id
+
+        def ask(seed: int | None) -> tuple[str, int]:
+            content: list[dict[str, object]] = [{"type": "text", "text": "What is this?"}]
+            if seed is not None:
+                url = "data:image/png;base64," + base64.b64encode(png(seed)).decode()
+                content.append({"type": "image_url", "image_url": {"url": url}})
+            done = oai.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": content}],  # type: ignore[misc, list-item]
+                max_tokens=8, temperature=0, logit_bias={str(t): -100 for t in NO_EOG},
+            )  # fmt: skip
+            assert done.usage is not None
+            timings = (done.model_extra or {})["timings"]
+            assert timings["image_tokens"] == (0 if seed is None else 12)  # a 3 x 4 grid
+            return done.choices[0].message.content or "", done.usage.prompt_tokens
+
+        (_, text_only), (first, seen), (second, _), (again, _) = (
+            ask(seed) for seed in (None, 1, 2, 1)
+        )
+        assert seen >= text_only + 12  # and libmtmd's vision_start/end around them
+        assert first != second and first == again
+
+        claude = anthropic.Anthropic(base_url=served.base_url, api_key="unused", max_retries=0)
+        source = {"type": "base64", "media_type": "image/png",
+                  "data": base64.b64encode(png(1)).decode()}  # fmt: skip
+        message = claude.messages.create(
+            model=model, max_tokens=4,
+            messages=[{"role": "user", "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image", "source": source},  # type: ignore[typeddict-item]
+            ]}],
+        )  # fmt: skip
+        usage = message.usage  # input_tokens leave out what was read from the cache
+        assert usage.input_tokens + (usage.cache_read_input_tokens or 0) >= text_only + 12
+    finally:
+        served.stop()

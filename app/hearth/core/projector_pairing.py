@@ -24,7 +24,7 @@ library's to read).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 from typing import TypeVar
 
@@ -60,7 +60,35 @@ OUTPUT_WIDTH: dict[str, tuple[str, int]] = {
     "pixtral": ("mm.2.weight", 1),
     "qwen2vl_merger": ("mm.2.bias", 0),  # the merger's second matrix is mm.2 (no mm.1)
     "qwen2.5vl_merger": ("mm.2.bias", 0),
+    "qwen3vl_merger": ("mm.2.bias", 0),  # each slice; see output_width for deepstack
 }
+
+# Qwen3-VL's deepstack: each vision block with a merger of its own (its
+# ``v.deepstack.N.fc1.weight``, which is how llama.cpp's clip loader counts them) adds
+# one more slice of the text width to every image embedding, as clip_n_mmproj_embd
+# does. The text model reads the wider input (``llama_model_n_embd_inp``), while its
+# header's embedding length is one slice.
+_DEEPSTACK_TYPES = frozenset({"qwen3vl_merger"})
+_DEEPSTACK_PREFIX = "v.deepstack."
+_DEEPSTACK_SUFFIX = ".fc1.weight"
+
+
+def output_width(
+    projector_type: str, tensors: Iterable[tuple[str, Sequence[int]]]
+) -> tuple[int | None, int]:
+    """From a projector's tensor table (name, ggml shape): the text width of each slice
+    of its embeddings (the text model's ``embedding_length``; None where its type is not
+    in ``OUTPUT_WIDTH``) and its number of deepstack slices beyond the first."""
+    where = OUTPUT_WIDTH.get(projector_type)
+    width: int | None = None
+    deepstack = 0
+    for name, shape in tensors:
+        if where is not None and name == where[0] and len(shape) > where[1]:
+            width = int(shape[where[1]])
+        if (projector_type in _DEEPSTACK_TYPES and name.startswith(_DEEPSTACK_PREFIX)
+                and name.endswith(_DEEPSTACK_SUFFIX)):  # fmt: skip
+            deepstack += 1
+    return width, deepstack
 
 
 def is_projector(path: PurePath | str) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 import gguf
 
 from hearth.core.errors import ModelLoadError
-from hearth.core.projector_pairing import OUTPUT_WIDTH
+from hearth.core.projector_pairing import OUTPUT_WIDTH, output_width
 from hearth.engine.gguf_meta import check_gguf_header
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ class ProjectorFile:
     n_embd: int | None
     """The width of the embeddings it makes; None where its type is not in the table."""
     image_size: int | None
+    n_deepstack: int = 0
+    """Qwen3-VL: its deepstack mergers, each one text width more in ``n_embd``."""
 
 
 def _field(reader: gguf.GGUFReader, key: str) -> object:
@@ -63,32 +65,31 @@ def read_projector_file(path: Path) -> ProjectorFile:
     kind = _field(reader, "clip.projector_type") or _field(reader, "clip.vision.projector_type")
     projector_type = str(kind) if kind else "unknown"
     size = _field(reader, "clip.vision.image_size")
+    width, n_deepstack = output_width(
+        projector_type, ((t.name, tuple(int(n) for n in t.shape)) for t in reader.tensors)
+    )
+    if width is None and projector_type in OUTPUT_WIDTH:
+        log.debug("no tensor to read a %s projector's output width from", projector_type)
     return ProjectorFile(
         path=path,
         projector_type=projector_type,
-        n_embd=_output_width(reader, projector_type),
+        n_embd=None if width is None else width * (1 + n_deepstack),
         image_size=int(size) if isinstance(size, int) else None,
+        n_deepstack=n_deepstack,
     )
-
-
-def _output_width(reader: gguf.GGUFReader, projector_type: str) -> int | None:
-    where = OUTPUT_WIDTH.get(projector_type)
-    if where is None:
-        return None
-    name, index = where
-    for tensor in reader.tensors:
-        if tensor.name == name and len(tensor.shape) > index:
-            return int(tensor.shape[index])
-    log.debug("no %s to read a %s projector's output width from", name, projector_type)
-    return None
 
 
 def check_fits_model(projector: ProjectorFile, model_name: str, model_n_embd: int) -> None:
     """A projector makes embeddings for one text model's width; another model's would
     be garbage to this one (and libmtmd refuses the pair), so say which file is wrong."""
     if projector.n_embd is not None and projector.n_embd != model_n_embd:
+        how = ""
+        if projector.n_deepstack:
+            part = projector.n_embd // (1 + projector.n_deepstack)
+            how = f" ({part} wide, plus {projector.n_deepstack} deepstack layers of {part})"
         raise ModelLoadError(
-            f"The projector {projector.path.name} makes {projector.n_embd}-wide embeddings "
-            f"but {model_name} reads {model_n_embd}-wide ones: the projector belongs to "
-            "another model. Pick the mmproj file published with this model."
+            f"The projector {projector.path.name} makes {projector.n_embd}-wide "
+            f"embeddings{how} but {model_name} reads {model_n_embd}-wide ones: the "
+            "projector belongs to another model. Pick the mmproj file published with "
+            "this model."
         )

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from hearth.core.projector_pairing import OUTPUT_WIDTH, is_projector, pair_projector
+from hearth.core.projector_pairing import is_projector, output_width, pair_projector
 from hearth.library.errors import InvalidModelFileError
 from hearth.library.gguf_metadata import GgufMetadata, read_metadata
 
@@ -36,7 +36,8 @@ class ProjectorFacts:
 
     path: Path
     projector_type: str  # llama.cpp's clip.projector_type: "gemma3", "qwen2.5vl_merger"...
-    n_embd: int | None  # the width of the embeddings it makes; None: its type isn't known
+    n_embd: int | None  # the text width it makes embeddings for (a deepstack projector's
+    # embeddings hold several slices of it); None: its type isn't known
     size_bytes: int  # its weights (what loading it takes, about its file's size)
 
 
@@ -69,7 +70,7 @@ def projector_facts(path: Path, meta: GgufMetadata) -> ProjectorFacts:
     return ProjectorFacts(
         path=path,
         projector_type=projector_type,
-        n_embd=_output_width(meta, projector_type),
+        n_embd=output_width(projector_type, ((t.name, t.shape) for t in meta.tensors))[0],
         size_bytes=sum(t.n_bytes for t in meta.tensors),
     )
 
@@ -91,14 +92,3 @@ def mismatch(facts: ProjectorFacts, model_name: str, model_n_embd: int | None) -
         f"{model_name} reads {model_n_embd}-wide ones: it belongs to another model. Pick "
         "the mmproj file published with this model."
     )
-
-
-def _output_width(meta: GgufMetadata, projector_type: str) -> int | None:
-    where = OUTPUT_WIDTH.get(projector_type)
-    if where is None:
-        return None
-    name, index = where
-    for tensor in meta.tensors:
-        if tensor.name == name and len(tensor.shape) > index:
-            return int(tensor.shape[index])
-    return None

@@ -36,3 +36,19 @@ def test_a_projector_type_without_a_known_width_is_not_judged(tmp_path: Path) ->
     facts = read_projector(odd)
     assert (facts.projector_type, facts.n_embd) == ("odd", None)
     assert mismatch(facts, "tiny", 4096) is None
+
+
+def test_a_deepstack_projector_matches_its_models_header_width(
+    tiny_qwen3vl: tuple[Path, Path], tiny_qwen2vl: tuple[Path, Path]
+) -> None:
+    """Qwen3-VL's embeddings hold the text width three times (two deepstack slices), while
+    its text model's header says one slice: the Load dialog compares slices, so it offers
+    the pair's own projector and refuses it for a model of another width."""
+    from hearth.library.gguf_metadata import read_metadata
+
+    model, projector = tiny_qwen3vl
+    width = read_metadata(model).kv["qwen3vl.embedding_length"]
+    facts = read_projector(projector)
+    assert (facts.projector_type, facts.n_embd) == ("qwen3vl_merger", width)
+    assert mismatch(facts, model.name, int(str(width))) is None
+    assert read_projector(tiny_qwen2vl[1]).n_embd == width  # both synthetic pairs are 256 wide
