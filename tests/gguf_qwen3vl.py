@@ -204,7 +204,12 @@ def text_shapes(spec: Qwen3VLSpec, n_vocab: int, moe: bool = False) -> dict[str,
 
 
 def write_qwen3vl_text(
-    path: Path, spec: Qwen3VLSpec | None = None, *, seed: int = 0, moe: bool = False
+    path: Path,
+    spec: Qwen3VLSpec | None = None,
+    *,
+    seed: int = 0,
+    moe: bool = False,
+    malformed: bool = False,
 ) -> Path:
     """Write the text model (F16, seeded); same arguments, same bytes. As with the tiny
     llama, the output rows of control and byte tokens are zero, so greedy replies are
@@ -215,8 +220,9 @@ def write_qwen3vl_text(
     assert sum(spec.rope_sections) * 2 == spec.text_head_dim
     # llama.cpp's qwen3vl graph adds a deepstack slice after the last layer has kept
     # only the rows that want logits, a shape mismatch (GGML_ASSERT) when that last
-    # layer takes one; real models have far more layers than deepstack slices
-    assert len(spec.deepstack_layers) < spec.text_n_layer
+    # layer takes one; real models have far more layers than deepstack slices (the
+    # engine refuses such a file: ``malformed`` writes one for that test)
+    assert malformed or len(spec.deepstack_layers) < spec.text_n_layer
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)

@@ -72,3 +72,24 @@ def read_metadata(model: llama_cpp.llama_model_p) -> dict[str, str]:
         llama_cpp.llama_model_meta_val_str_by_index(model, index, value_buffer, n + 1)
         result[key] = value_buffer.value.decode("utf-8", errors="replace")
     return result
+
+
+def check_model_shape(metadata: dict[str, str], file_name: str) -> None:
+    """Refuse shapes that llama.cpp loads but then aborts on (a ``GGML_ASSERT`` that takes
+    the worker with it): a Qwen3-VL text model with as many deepstack layers as blocks or
+    more adds a deepstack slice after its last block, on every decode, text included."""
+    arch = metadata.get("general.architecture", "")
+    deepstack = _int_or_none(metadata.get(f"{arch}.n_deepstack_layers"))
+    blocks = _int_or_none(metadata.get(f"{arch}.block_count"))
+    if deepstack and blocks is not None and deepstack >= blocks:
+        raise ModelLoadError(
+            f"{file_name} is malformed: it declares {deepstack} deepstack layers for "
+            f"{blocks} blocks (there must be fewer). Re-download the model or pick another file."
+        )
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None

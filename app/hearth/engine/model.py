@@ -27,7 +27,12 @@ from hearth.core.quantization import file_type_name
 from hearth.engine.backend import ensure_backend, resolve_threads
 from hearth.engine.cache_types import ggml_type_for
 from hearth.engine.devices import list_devices, offloaded_layers
-from hearth.engine.gguf_meta import SpecialTokens, check_gguf_header, read_metadata
+from hearth.engine.gguf_meta import (
+    SpecialTokens,
+    check_gguf_header,
+    check_model_shape,
+    read_metadata,
+)
 from hearth.engine.grammar import check_grammar
 
 log = logging.getLogger(__name__)
@@ -68,6 +73,8 @@ class LlamaModel:
         check_gguf_header(path)
         self._model = self._load_model(path, on_progress, cancel)
         try:
+            self.metadata = read_metadata(self._model)
+            check_model_shape(self.metadata, path.name)
             self.n_ctx_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
             self.n_ctx = self._context_per_slot()
             self._vocab = llama_cpp.llama_model_get_vocab(self._model)
@@ -81,7 +88,6 @@ class LlamaModel:
         self.memory = llama_cpp.llama_get_memory(self._ctx)
         self.n_slots = config.n_parallel
         self.n_ctx_per_slot = int(llama_cpp.llama_n_ctx_seq(self._ctx))
-        self.metadata = read_metadata(self._model)
         self._special = SpecialTokens.read(self._vocab)  # read once: callers on any thread
 
     # ------------------------------------------------------------------ loading
