@@ -7,8 +7,10 @@ lives: a fresh worker's model (``started``), a load beside the others (``loaded`
 eject (``unloaded``) and every read of the worker's status (``observe``: the worker
 alone knows which model a request used last, what it loaded just in time and what it
 evicted). The worker does not say with which settings a model was loaded, so those
-come from the loads the supervisor made; a model loaded just in time (an IDE naming a
-library model) comes back with the worker's defaults, as it was loaded.
+come from the loads the supervisor made. A model loaded just in time (an IDE naming a
+library model, not pinned) is not reloaded: its next request loads it again, as the
+first one did, and it keeps its idle expiry (a reload through the admin load would pin
+it for good).
 
 ``plan`` turns the record into the reloads after a crash: most recently used first (the
 one in use is back first), within the count and the memory budget the worker had.
@@ -40,6 +42,7 @@ class Returning:
     model_id: str
     options: LoadOptions
     memory_bytes: int = 0
+    pinned: bool = True  # loaded by the user; False: just in time, by a request
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,10 @@ class Recovery:
         return replace(self, pending=pending, back=(*self.back, model_id))
 
     def failed_with(self, model_id: str, reason: str) -> Recovery:
+        """``model_id`` could not come back (said once, with the first reason)."""
         pending = tuple(m for m in self.pending if m != model_id)
+        if any(name == model_id for name, _why in self.failed):
+            return replace(self, pending=pending)
         return replace(self, pending=pending, failed=(*self.failed, (model_id, reason)))
 
 
@@ -118,6 +124,7 @@ class ResidentRecord:
                 m.info.id,
                 self._options.get(_key(m.info.path), LoadOptions()),
                 m.memory_bytes,
+                m.pinned,
             )
             for m in status.models
         ]
@@ -126,13 +133,16 @@ class ResidentRecord:
 
     def plan(self) -> tuple[list[Returning], list[tuple[Returning, str]]]:
         """The models to bring back, most recently used first, and those left out
-        (with why): past the count or the memory budget the worker had."""
+        (with why): past the count or the memory budget the worker had. Models loaded
+        just in time are neither (see the module's note)."""
         limits = self._limits
         chosen: list[Returning] = []
         left_out: list[tuple[Returning, str]] = []
         used = 0
         for item in reversed(self._residents):
-            if limits is not None and len(chosen) >= limits.max_models:
+            if not item.pinned:
+                log.info("%s was loaded just in time: its next request loads it", item.model_id)
+            elif limits is not None and len(chosen) >= limits.max_models:
                 left_out.append((item, OVER_COUNT))
             elif limits is not None and chosen and used + item.memory_bytes > (
                 limits.memory_budget_bytes

@@ -31,6 +31,7 @@ from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUn
 from hearth.supervisor.launch_options import EndpointOptions, LoadOptions, WorkerOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
 from hearth.supervisor.recovery import (
+    CRASHED_LOADING,
     Recovery,
     ResidentRecord,
     Returning,
@@ -251,6 +252,8 @@ class Supervisor:
             return
         if self._reloading is not None:  # a reload after a crash crashed it again:
             self._record.forget(self._reloading)  # that model is not tried once more
+            if self._recovery is not None:
+                self._recovery = self._recovery.failed_with(self._reloading, CRASHED_LOADING)
         if self._status.state is WorkerState.READY:
             tail = proc.log_tail()
             msg = f"The model worker stopped unexpectedly (exit code {rc})."
@@ -368,7 +371,11 @@ class Supervisor:
                     "No model has been opened yet, so there is nothing to restart."
                 )
             return await self.start(self.model_path, self.options)
-        recovery = Recovery(pending=tuple(item.model_id for item in plan))
+        earlier = self._recovery  # its failures are said until the user acts
+        recovery = Recovery(
+            pending=tuple(item.model_id for item in plan),
+            failed=earlier.failed if earlier is not None else (),
+        )
         for item, why in left_out:
             self._record.forget(item.model_id)
             recovery = recovery.failed_with(item.model_id, why)
@@ -377,6 +384,8 @@ class Supervisor:
         first: str | None = None
         error: Exception | None = None
         for item in plan:
+            if self._recovery is None:
+                break  # the user took over (a load, Eject)
             if first is not None and not self.ready:
                 break  # the worker is gone again: the rest stay recorded for next time
             self._reloading = item.model_id
@@ -385,13 +394,13 @@ class Supervisor:
                     first = await self._start_ready(item.path, item.options)
                 else:
                     await self._reload_beside(item)
-                    self._note(self._recovery.came_back(item.model_id))
+                    self._note(item.model_id, None)
             except (SupervisorError, ModelLoadError, WorkerError) as exc:
                 error = error or exc
                 reason = (getattr(exc, "message", None) or str(exc)).splitlines()[0]
                 log.warning("could not bring back %s: %s", item.model_id, reason)
                 self._record.forget(item.model_id)
-                self._note(self._recovery.failed_with(item.model_id, reason))
+                self._note(item.model_id, reason)
             finally:
                 self._reloading = None
         if first is None:
@@ -399,8 +408,15 @@ class Supervisor:
             raise error
         return first
 
-    def _note(self, recovery: Recovery) -> None:
-        """Say how the reloads go (a READY status with each model back)."""
+    def _note(self, model_id: str, failure: str | None) -> None:
+        """Say how the reloads go: ``model_id`` is back (``failure`` None) or not."""
+        recovery = self._recovery
+        if recovery is None:
+            return  # the user took over meanwhile
+        if failure is None:
+            recovery = recovery.came_back(model_id)
+        else:
+            recovery = recovery.failed_with(model_id, failure)
         self._recovery = recovery
         self._set_status(replace(self._status, recovery=recovery))
 

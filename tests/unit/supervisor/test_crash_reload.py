@@ -144,10 +144,16 @@ def test_an_ejected_model_stays_out_and_a_broken_one_is_reported_once(
             assert recovery.failed[0][1]  # with the reason
             assert [m.info.id for m in (await sup.residency()).models] == [q8]
 
-            # Another crash: the broken model is not tried again.
+            # Another crash: the broken model is not tried again (its failure is still
+            # said, until the user acts).
             await watch.kill(sup)
+            seen = len(watch.statuses)
             assert await sup.restart() == q8
-            assert sup.status.recovery == Recovery(back=(q8,))
+            pending = [s.recovery.pending for s in watch.statuses[seen:] if s.recovery]
+            assert pending[0] == (q8,)
+            assert sup.status.recovery == Recovery(back=(q8,), failed=recovery.failed)
+            await sup.load_beside(tiny_model_f16, SECOND, replace=False)  # the user acts
+            assert sup.status.recovery is None
         finally:
             await sup.stop()
 
