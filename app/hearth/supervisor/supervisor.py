@@ -311,11 +311,10 @@ class Supervisor:
     async def residency(self) -> ResidencyStatus:
         """The worker's loaded models and limits (WorkerError without a worker); each
         read is also what a crash would bring back (see ``recovery.py``)."""
-        client = self._client
-        if client is None:
-            raise WorkerUnavailableError("The model worker is not running.")
+        client = self._live_client()
         status = await client.residency()
-        if client is self._client and self._reloading is None:
+        reloading = self._recovery is not None and not self._recovery.done
+        if client is self._client and not reloading:  # (the record holds the rest then)
             self._record.observe(status)
         return status
 
@@ -329,9 +328,7 @@ class Supervisor:
     ) -> LoadedModel:
         """Load ``path`` into the running worker, beside its models or instead of them
         (``residency_loads.load_beside``), and remember its settings for a crash."""
-        client = self._client
-        if client is None:
-            raise WorkerUnavailableError("The model worker is not running.")
+        client = self._live_client()
         self._clear_recovery()
         loaded = await load_beside(
             client, path, options, replace=replace, on_progress=on_progress
@@ -341,12 +338,15 @@ class Supervisor:
 
     async def unload(self, model_id: str) -> None:
         """Eject ``model_id`` from the running worker; it won't come back after a crash."""
-        client = self._client
-        if client is None:
-            raise WorkerUnavailableError("The model worker is not running.")
+        client = self._live_client()
         self._clear_recovery()
         self._record.unloaded(model_id)
         await client.unload(model_id)
+
+    def _live_client(self) -> WorkerClient:
+        if self._client is None:
+            raise WorkerUnavailableError("The model worker is not running.")
+        return self._client
 
     def _clear_recovery(self) -> None:
         if self._recovery is not None and self._recovery.done:
@@ -424,9 +424,7 @@ class Supervisor:
         refusal = fit_refusal(await self.residency(), item)
         if refusal is not None:  # the fresh worker's budget may be smaller
             raise ModelLoadError(refusal)
-        client = self._client
-        assert client is not None  # residency() raised otherwise
-        await load_beside(client, item.path, item.options, replace=False)
+        await load_beside(self._live_client(), item.path, item.options, replace=False)
 
     # ------------------------------------------------------------------ stop
     async def _discard(self, proc: WorkerProcess) -> None:
