@@ -1,7 +1,7 @@
 """After a worker crash the app brings back every model it held (issue 22): the banner
 says it is restarting and how many models it reloads, each chip comes back, and the
-chat keeps its model. A real worker with two tiny library models, killed with SIGKILL;
-the waits are on what the window shows."""
+chat keeps its model (waiting for it while it comes back). A real worker with two tiny
+library models, killed with SIGKILL; the waits are on what the window shows."""
 
 from __future__ import annotations
 
@@ -57,7 +57,13 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
     q8, f16 = model_id(tiny_model_q8), model_id(tiny_model_f16)
     bar, chat = window.model_bar, window.chat
     banners: list[str] = []
-    window.status_view.banner_shown.connect(banners.append)
+    can_send: dict[str, bool] = {}  # the banner's text: whether the chat could send then
+
+    def shown(text: str) -> None:
+        banners.append(text)
+        can_send[text] = window.chat_view.send_button.isEnabled()
+
+    window.status_view.banner_shown.connect(shown)
     outcomes: list[str] = []
     chat.generation_finished.connect(outcomes.append)
 
@@ -69,7 +75,9 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
         await arun.wait_until(lambda: chips() == {q8}, 120, "the first chip")
         window.loaded_models.load(tiny_model_f16, OTHER, replace=False)
         await arun.wait_until(lambda: chips() == {q8, f16}, 120, "both chips")
-        assert chat.model.model_id == f16  # the chat's model, the most recent one
+        assert chat.model.model_id == f16  # the model just loaded is the chat's
+        bar.chips.chips[q8].use_requested.emit(q8)  # the chip's "Chat with this model"
+        assert chat.model.model_id == q8  # f16 stays the most recently used one
         shapes = {m.info.id: m.info.n_slots for m in window.loaded_models.residents.models}
 
         process = window.supervisor.process
@@ -84,7 +92,9 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
         )
         await arun.wait_until(lambda: chips() == {q8, f16}, 30, "both chips back")
         assert f"{RESTARTING} reloading 2 models." in banners
-        assert f"{RESTARTING} reloading 2 models; back: {f16}." in banners  # in use: first
+        reloading = f"{RESTARTING} reloading 2 models; back: {f16}."  # most recent first
+        assert reloading in banners
+        assert not can_send[reloading]  # the chat waits for its own model
         assert not window.banner.isVisible()  # all back: nothing left to say
         assert window.supervisor.process is not None
         assert window.supervisor.process.pid != process.pid
@@ -92,10 +102,11 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
         assert got == shapes  # each with its own settings
 
         # The chat goes on with its own model, with no load.
-        assert chat.model.model_id == f16 and bar.chips.chips[f16].current
+        assert chat.model.model_id == q8 and bar.chips.chips[q8].current
+        assert window.chat_view.send_button.isEnabled()
         window.chat_view.input.setPlainText("Still there?")
         window.chat_view.send_button.click()
         await arun.wait_until(lambda: outcomes, 60, "the reply")
-        assert outcomes == ["done"] and chat.turns[-1].model == f16
+        assert outcomes == ["done"] and chat.turns[-1].model == q8
 
     arun(scenario())
