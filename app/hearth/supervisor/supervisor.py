@@ -406,7 +406,22 @@ class Supervisor:
         if first is None:
             assert error is not None
             raise error
+        await self._reorder()
         return first
+
+    async def _reorder(self) -> None:
+        """The worker's order of use as before the crash: the models came back most
+        recent first, so the one in use would now look the least recently used (the
+        first to evict, not the one a request without a model name gets)."""
+        back = self._recovery.back if self._recovery is not None else ()
+        client = self._client
+        if len(back) < 2 or client is None:
+            return
+        try:
+            for model_id in reversed(back):  # the least recent first, the one in use last
+                await client.touch(model_id)
+        except WorkerError as exc:
+            log.info("could not restore the models' order of use: %s", exc.message)
 
     def _note(self, model_id: str, failure: str | None) -> None:
         """Say how the reloads go: ``model_id`` is back (``failure`` None) or not."""

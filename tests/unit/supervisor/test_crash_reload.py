@@ -83,16 +83,20 @@ def test_a_crash_brings_back_both_models_with_their_settings_most_recent_first(
             assert await sup.start(tiny_model_q8, FIRST) == q8
             await sup.load_beside(tiny_model_f16, SECOND, replace=False)
             await chat(sup, q8)  # the chat's model is the most recently used one
-            before = {m.info.id: shape(m.info) for m in (await sup.residency()).models}
+            models = (await sup.residency()).models
+            before = {m.info.id: shape(m.info) for m in models}
             assert set(before) == {q8, f16} and before[q8] != before[f16]
+            assert [m.info.id for m in models] == [f16, q8]  # least recently used first
 
             first_pid = await watch.kill(sup)
             assert "unexpectedly" in (sup.status.message or "")
             seen = len(watch.statuses)
             assert await sup.restart() == q8  # the one in use is back first
             assert sup.process is not None and sup.process.pid != first_pid
-            after = {m.info.id: shape(m.info) for m in (await sup.residency()).models}
+            models = (await sup.residency()).models
+            after = {m.info.id: shape(m.info) for m in models}
             assert after == before  # each with its own context and slots
+            assert [m.info.id for m in models] == [f16, q8]  # the order of use kept
             assert sup.status.state is WorkerState.READY
             assert sup.status.recovery == Recovery(back=(q8, f16))
             # What the app was told on the way: both pending, then each back in turn.
