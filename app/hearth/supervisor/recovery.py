@@ -13,17 +13,24 @@ first one did, and it keeps its idle expiry (a reload through the admin load wou
 it for good).
 
 ``plan`` turns the record into the reloads after a crash: most recently used first (the
-one in use is back first), within the count and the memory budget the worker had.
+one in use is back first), within the count and the memory budget the worker had. The
+first starts the fresh worker (``--model``); the rest come back through the admin load,
+which takes library models only, so a model the worker was started with from outside
+the library (``hearth PATH``) goes first instead (``outside_library_first``).
 ``Recovery`` is what the app shows of the reloads while they run and once they're done.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from hearth.config.paths import default_paths
 from hearth.core.residency import ResidencyLimits
+from hearth.library.library import Library
+from hearth.supervisor.client import WorkerClient, WorkerError
 from hearth.supervisor.launch_options import LoadOptions
 from hearth.supervisor.residency_status import ResidencyStatus
 
@@ -43,6 +50,7 @@ class Returning:
     options: LoadOptions
     memory_bytes: int = 0
     pinned: bool = True  # loaded by the user; False: just in time, by a request
+    started: bool = False  # the worker was started with it (it may be outside the library)
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ class ResidentRecord:
         self._residents: list[Returning] = []
         self._options: dict[Path, LoadOptions] = {}  # how each file was last loaded
         self._limits: ResidencyLimits | None = None
+        self._started: Path | None = None  # the file the worker was started with
 
     @property
     def residents(self) -> tuple[Returning, ...]:
@@ -97,7 +106,13 @@ class ResidentRecord:
     def started(self, path: Path, options: LoadOptions, model_id: str) -> None:
         """A fresh worker holds ``path`` only."""
         self._options[_key(path)] = options
-        self._residents = [Returning(path, model_id, options)]
+        self._started = _key(path)
+        self._residents = [Returning(path, model_id, options, started=True)]
+
+    def restarted_with(self, path: Path) -> None:
+        """After a crash, a fresh worker was started with ``path`` (the record keeps
+        the other models, still to come back)."""
+        self._started = _key(path)
 
     def loaded(
         self, path: Path, options: LoadOptions, model_id: str, memory_bytes: int, *, alone: bool
@@ -106,7 +121,8 @@ class ResidentRecord:
         most recently used now."""
         self._options[_key(path)] = options
         kept = [] if alone else [r for r in self._residents if _key(r.path) != _key(path)]
-        self._residents = [*kept, Returning(path, model_id, options, memory_bytes)]
+        started = _key(path) == self._started
+        self._residents = [*kept, Returning(path, model_id, options, memory_bytes, True, started)]
 
     def unloaded(self, model_id: str | None) -> None:
         """The user ejected ``model_id`` (None: every model): it does not come back."""
@@ -125,6 +141,7 @@ class ResidentRecord:
                 self._options.get(_key(m.info.path), LoadOptions()),
                 m.memory_bytes,
                 m.pinned,
+                _key(m.info.path) == self._started,
             )
             for m in status.models
         ]
@@ -168,3 +185,34 @@ def fit_refusal(status: ResidencyStatus, item: Returning) -> str | None:
     if used + item.memory_bytes > limits.memory_budget_bytes:
         return OVER_BUDGET
     return None
+
+
+def in_library(path: Path) -> bool:
+    """Whether ``path`` is a model of the library the worker loads from by name (reads
+    the library's folders: call it off the event loop's thread)."""
+    return Library(default_paths()).get(str(path)) is not None
+
+
+def outside_library_first(plan: list[Returning], listed: Callable[[Path], bool]) -> list[Returning]:
+    """``plan`` with the model the worker was started with first when it is not in the
+    library (``listed`` says): only a fresh worker's ``--model`` can load such a file."""
+    started = next((item for item in plan[1:] if item.started), None)
+    if started is None or listed(started.path):
+        return plan
+    log.info("%s is not in the library: it comes back first, as the worker's model",
+             started.model_id)  # fmt: skip
+    return [started, *(item for item in plan if item is not started)]
+
+
+async def restore_order(client: WorkerClient, recent_first: list[str]) -> None:
+    """Give the worker back its order of use from before the crash. The models came back
+    most recent first, so the one in use would look the least recently used: the first
+    to evict, and not the one a request without a model name gets. Each is marked used
+    (``WorkerClient.touch``), the least recent first."""
+    if len(recent_first) < 2:
+        return
+    try:
+        for model_id in reversed(recent_first):
+            await client.touch(model_id)
+    except WorkerError as exc:
+        log.info("could not restore the models' order of use: %s", exc.message)

@@ -36,6 +36,9 @@ from hearth.supervisor.recovery import (
     ResidentRecord,
     Returning,
     fit_refusal,
+    in_library,
+    outside_library_first,
+    restore_order,
 )
 from hearth.supervisor.residency_loads import load_beside
 from hearth.supervisor.residency_status import ResidencyStatus
@@ -154,6 +157,7 @@ class Supervisor:
         model = await self._start(model_path, options)
         if self._reloading is not None and self._recovery is not None:  # after a crash:
             self._recovery = self._recovery.came_back(self._reloading)  # said with READY
+            self._record.restarted_with(Path(model_path))
         elif Path(model_path) == NO_MODEL:
             self._record.unloaded(None)
         else:
@@ -365,6 +369,10 @@ class Supervisor:
         the last model and options.
         """
         plan, left_out = self._record.plan()
+        recent_first = [item.model_id for item in plan]  # the order of use to restore
+        if len(plan) > 1 and any(item.started for item in plan[1:]):
+            # (reads the library's folders: off the loop's thread)
+            plan = await asyncio.to_thread(outside_library_first, plan, in_library)
         if not plan:
             if self.model_path is None:
                 raise SupervisorError(
@@ -406,22 +414,10 @@ class Supervisor:
         if first is None:
             assert error is not None
             raise error
-        await self._reorder()
-        return first
-
-    async def _reorder(self) -> None:
-        """The worker's order of use as before the crash: the models came back most
-        recent first, so the one in use would now look the least recently used (the
-        first to evict, not the one a request without a model name gets)."""
         back = self._recovery.back if self._recovery is not None else ()
-        client = self._client
-        if len(back) < 2 or client is None:
-            return
-        try:
-            for model_id in reversed(back):  # the least recent first, the one in use last
-                await client.touch(model_id)
-        except WorkerError as exc:
-            log.info("could not restore the models' order of use: %s", exc.message)
+        if self._client is not None:
+            await restore_order(self._client, [m for m in recent_first if m in back])
+        return first
 
     def _note(self, model_id: str, failure: str | None) -> None:
         """Say how the reloads go: ``model_id`` is back (``failure`` None) or not."""

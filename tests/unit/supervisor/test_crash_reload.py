@@ -162,3 +162,28 @@ def test_an_ejected_model_stays_out_and_a_broken_one_is_reported_once(
             await sup.stop()
 
     run(scenario())
+
+
+def test_a_model_opened_from_outside_the_library_comes_back_too(
+    tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+) -> None:
+    Library(default_paths().ensure()).import_in_place(tiny_model_f16)  # q8 is not listed
+    q8, f16 = model_id(tiny_model_q8), model_id(tiny_model_f16)
+    watch = Watch()
+
+    async def scenario() -> None:
+        sup = Supervisor(on_status=watch, log_dir=tmp_path / "logs")
+        try:
+            await sup.start(tiny_model_q8, FIRST)  # as `hearth PATH` opens it
+            await sup.load_beside(tiny_model_f16, SECOND, replace=False)  # most recent
+            await watch.kill(sup)
+            # Only a fresh worker's own model may be a file outside the library, so q8
+            # starts it, and f16 (the admin load takes library models) loads beside it.
+            assert await sup.restart() == q8
+            assert sup.status.recovery == Recovery(back=(q8, f16))
+            models = (await sup.residency()).models
+            assert [m.info.id for m in models] == [q8, f16]  # f16 still the most recent
+        finally:
+            await sup.stop()
+
+    run(scenario())

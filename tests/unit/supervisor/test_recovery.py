@@ -16,6 +16,7 @@ from hearth.supervisor.recovery import (
     ResidentRecord,
     Returning,
     fit_refusal,
+    outside_library_first,
 )
 from hearth.supervisor.residency_status import ResidencyStatus
 
@@ -98,3 +99,14 @@ def test_recovery_moves_each_model_from_pending() -> None:
     assert recovery.pending == ("c",) and not recovery.done
     assert recovery.back == ("a",) and recovery.failed == (("b", "gone"),)
     assert recovery.came_back("c").done
+
+
+def test_a_started_model_outside_the_library_starts_the_fresh_worker() -> None:
+    record = ResidentRecord()
+    record.started(Path("/models/a.gguf"), A, "a")  # `hearth PATH`: maybe not listed
+    record.loaded(Path("/models/b.gguf"), B, "b", MIB, alone=False)
+    record.observe(status(loaded("a", MIB), loaded("b", MIB)))  # b most recently used
+    plan, _ = record.plan()
+    assert ids(plan) == ["b", "a"] and plan[1].started and not plan[0].started
+    assert ids(outside_library_first(plan, lambda path: True)) == ["b", "a"]  # listed
+    assert ids(outside_library_first(plan, lambda path: False)) == ["a", "b"]
