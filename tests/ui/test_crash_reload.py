@@ -36,8 +36,7 @@ def test_the_words_for_the_reloads() -> None:
     )
     assert recovery_text(Recovery(back=("a", "b"))) is None  # all back: nothing to say
     assert recovery_text(Recovery(back=("a",), failed=(("b", "file not found."),))) == (
-        "Hearth restarted the model worker after a crash. Could not bring back b: "
-        "file not found."
+        "Hearth restarted the model worker after a crash. Could not bring back b: file not found."
     )
 
 
@@ -85,8 +84,10 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
         os.kill(process.pid, signal.SIGKILL)
         await arun.wait_until(lambda: any(RESTARTING in b for b in banners), 15, "the banner")
         await arun.wait_until(
-            lambda: window.supervisor.status.recovery is not None
-            and window.supervisor.status.recovery.done,
+            lambda: (
+                window.supervisor.status.recovery is not None
+                and window.supervisor.status.recovery.done
+            ),
             120,
             "the reloads",
         )

@@ -161,8 +161,10 @@ class ResidentRecord:
                 log.info("%s was loaded just in time: its next request loads it", item.model_id)
             elif limits is not None and len(chosen) >= limits.max_models:
                 left_out.append((item, OVER_COUNT))
-            elif limits is not None and chosen and used + item.memory_bytes > (
-                limits.memory_budget_bytes
+            elif (
+                limits is not None
+                and chosen
+                and used + item.memory_bytes > limits.memory_budget_bytes
             ):
                 left_out.append((item, OVER_BUDGET))
             else:

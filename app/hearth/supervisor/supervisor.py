@@ -334,9 +334,7 @@ class Supervisor:
         (``residency_loads.load_beside``), and remember its settings for a crash."""
         client = self._live_client()
         self._clear_recovery()
-        loaded = await load_beside(
-            client, path, options, replace=replace, on_progress=on_progress
-        )
+        loaded = await load_beside(client, path, options, replace=replace, on_progress=on_progress)
         self._record.loaded(path, options, loaded.info.id, loaded.memory_bytes, alone=replace)
         return loaded
 
