@@ -19,10 +19,10 @@ from hearth.supervisor.launch_options import (
     WorkerOptions,
 )
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess, worker_command
-from hearth.supervisor.supervisor import (
+from hearth.supervisor.supervisor import Supervisor
+from hearth.supervisor.worker_status import (
     KeyStoreError,
     StartTimeoutError,
-    Supervisor,
     SupervisorError,
     WorkerStartError,
     WorkerState,

@@ -213,6 +213,12 @@ class WorkerClient:
         the worker running."""
         await self.post_json("/hearth/v1/unload", {"model": model} if model else None)
 
+    async def touch(self, model: str) -> None:
+        """Mark the loaded ``model`` as just used, with no generation: Ollama's
+        ``POST /api/generate`` without a prompt, which only resolves the model (and
+        would load it just in time were it not loaded)."""
+        await self.post_json("/api/generate", {"model": model, "stream": False})
+
     async def set_access(
         self, endpoint_open: bool, require_key: bool, *, port: int, lan: bool = False
     ) -> int | None:

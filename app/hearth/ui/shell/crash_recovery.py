@@ -1,10 +1,12 @@
-"""Bring the model back after the worker crashes, without the user having to act.
+"""Bring the models back after the worker crashes, without the user having to act.
 
 A native crash or an out-of-memory kill takes down only the worker process; the design
-promises that the app then restarts it and reloads the model. The banner says what
-happened and that the model is coming back. A model that crashes on every load must
-not restart forever: after ``max_restarts`` crashes within ``window_s`` the automatic
-restarts stop and the banner's Restart button is left to the user.
+promises that the app then restarts it and reloads its models (``Supervisor.restart``:
+every model it held, most recently used first). The banner says what happened, how
+many models are coming back, and which could not (``recovery_text``). A model that
+crashes on every load must not restart forever: after ``max_restarts`` crashes within
+``window_s`` the automatic restarts stop and the banner's Restart button is left to the
+user; a model whose reload failed is not tried again.
 """
 
 from __future__ import annotations
@@ -16,11 +18,27 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer
 
 from hearth.supervisor import WorkerState
+from hearth.supervisor.recovery import Recovery
 
 log = logging.getLogger(__name__)
 
-RESTARTING = "Restarting it and reloading the model…"
+RESTARTING = "Restarting after a crash…"
 GAVE_UP = "It keeps crashing, so Hearth stopped restarting it. Click Restart to try again."
+
+
+def recovery_text(recovery: Recovery) -> str | None:
+    """The banner's words for the reloads after a crash (None: all back, nothing to say)."""
+    parts = []
+    if recovery.pending:
+        total = len(recovery.pending) + len(recovery.back)
+        parts.append(f"{RESTARTING} reloading {total} model{'s' if total != 1 else ''}")
+        if recovery.back:
+            parts[-1] += f"; back: {', '.join(recovery.back)}"
+        parts[-1] += "."
+    elif recovery.failed:
+        parts.append("Hearth restarted the model worker after a crash.")
+    parts += [f"Could not bring back {name}: {why.rstrip('.')}." for name, why in recovery.failed]
+    return " ".join(parts) or None
 
 
 class CrashRecovery(QObject):

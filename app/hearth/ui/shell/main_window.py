@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from hearth.chats import AsyncChatStore
 from hearth.config.paths import default_paths
-from hearth.supervisor import LoadOptions, Supervisor
+from hearth.supervisor import LoadOptions, Supervisor, WorkerState
 from hearth.ui.chat.image_hint import VisionHint
 from hearth.ui.chat.panels import COMPACT_WIDTH, ChatPanels
 from hearth.ui.chat.session import ChatController
@@ -353,16 +353,20 @@ class MainWindow(QMainWindow):
         return self._tasks.spawn(coro, name=name)
 
     def restart_worker(self) -> asyncio.Task[None] | None:
-        """Relaunch the worker with the last model (the banner's Restart button)."""
+        """The banner's Restart: after a crash, bring back every model the worker held;
+        after a failed load (Retry), relaunch with that model."""
         if self.supervisor.model_path is None:
             return None
+        if self.supervisor.status.state is WorkerState.CRASHED:
+            self.recovery.cancel()
+            return self.loads.restart()
         return self.open_model(self.supervisor.model_path, self.supervisor.options)
 
     def _auto_restart(self) -> None:
         """After a crash (see CrashRecovery): the same restart, keeping its banner."""
         if self.supervisor.model_path is None or self._close_task is not None:
             return
-        self.loads.start(self.supervisor.model_path, self.supervisor.options)
+        self.loads.restart()
 
     # ------------------------------------------------------------------ close
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override

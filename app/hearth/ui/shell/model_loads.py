@@ -24,7 +24,6 @@ from hearth.supervisor import (
     SupervisorError,
     WorkerError,
 )
-from hearth.supervisor.residency_loads import load_beside
 from hearth.ui.chat.session import ChatController
 from hearth.ui.tasks import TaskSet
 
@@ -59,6 +58,24 @@ class ModelLoads:
         self.chat.stop()
         self.task = self._tasks.spawn(self._load(path, previous, options), name="load-model")
         return self.task
+
+    def restart(self) -> asyncio.Task[None]:
+        """Bring the worker back after a crash with every model it held
+        (``Supervisor.restart``), after the load in progress (cancelled) ends."""
+        previous = self.task
+        if previous is not None:
+            previous.cancel()
+        self.chat.stop()
+        self.task = self._tasks.spawn(self._restart(previous), name="restart-worker")
+        return self.task
+
+    async def _restart(self, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])
+        try:
+            await self.supervisor.restart()
+        except (SupervisorError, ModelLoadError, WorkerError) as exc:
+            log.warning("could not restart after the crash: %s", exc)  # the banner says
 
     def cancel(self) -> bool:
         """Stop a load in progress (the worker being started is stopped); False if none."""
@@ -106,15 +123,13 @@ class ModelLoads:
     ) -> None:
         if previous is not None and not previous.done():
             await asyncio.wait([previous])
-        client = self.supervisor.client
-        if client is None:  # the worker went away meanwhile: start one for it
+        if self.supervisor.client is None:  # the worker went away meanwhile: start one
             await self._load(path, None, options)
             return
         name = path.name.removesuffix(".gguf")
         listener.load_progress(name, None)
         try:
-            loaded = await load_beside(
-                client,
+            loaded = await self.supervisor.load_beside(
                 path,
                 options,
                 replace=replace,

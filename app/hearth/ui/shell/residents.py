@@ -69,7 +69,7 @@ class Residents(QObject):
         if client is None:
             return
         try:
-            status = await client.residency()
+            status = await self.supervisor.residency()  # what a crash would bring back
         except WorkerError as exc:
             log.debug("no residency status: %s", exc.message)
             return

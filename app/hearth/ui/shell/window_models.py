@@ -81,13 +81,12 @@ class WindowModels(QObject):
         return self._tasks.spawn(self._unload(model_id), name="eject-one")
 
     async def _unload(self, model_id: str) -> None:
-        client = self.window.supervisor.client
-        if client is None:
+        if self.window.supervisor.client is None:
             return
         if self.window.chat.model.model_id == model_id:
             self.window.chat.stop()  # its reply would end with an error anyway
         try:
-            await client.unload(model_id)
+            await self.window.supervisor.unload(model_id)  # not brought back after a crash
         except WorkerError as exc:
             self.window.status_label.setText(f"Could not eject {model_id}: {exc.message}")
         await self.residents.refresh()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
 
 from hearth.core.units import format_bytes
 from hearth.supervisor import Supervisor, WorkerState, WorkerStatus
+from hearth.ui.chat.session import ChatController
 from hearth.ui.chat.view import ChatView
-from hearth.ui.shell.crash_recovery import CrashRecovery
+from hearth.ui.shell.crash_recovery import CrashRecovery, recovery_text
 from hearth.ui.shell.model_bar import ModelBar
 from hearth.ui.shell.status_meter import Sample, StatusMeter
 from hearth.ui.shell.window_extras import WindowExtras
@@ -45,6 +46,8 @@ class StatusWindow(Protocol):
     @property
     def chat_view(self) -> ChatView: ...
     @property
+    def chat(self) -> ChatController: ...
+    @property
     def extras(self) -> WindowExtras: ...
     @property
     def recovery(self) -> CrashRecovery: ...
@@ -53,6 +56,9 @@ class StatusWindow(Protocol):
 
 
 class WindowStatus(QObject):
+    banner_shown = Signal(str)
+    """The banner's text, each time a status shows it (a crash, the reloads, an error)."""
+
     def __init__(self, window: StatusWindow, tasks: TaskSet, parent: QWidget) -> None:
         super().__init__(parent)
         self.window = window
@@ -113,10 +119,20 @@ class WindowStatus(QObject):
             w.model_bar.set_memory("")
         w.model_bar.set_status(status)
         self.meter.set_active(state is WorkerState.READY)
-        w.chat_view.set_can_send(state is WorkerState.READY)
+        recovery = status.recovery
+        # A chat whose model is still on its way back waits for it (it keeps its model).
+        waiting = recovery is not None and w.chat.model.local in recovery.pending
+        w.chat_view.set_can_send(state is WorkerState.READY and not waiting)
         w.extras.status_changed(status)
         note = w.recovery.on_status(state)
-        if state in (WorkerState.CRASHED, WorkerState.ERROR):
+        reloads = recovery_text(recovery) if recovery is not None else None
+        if reloads and state is not WorkerState.CRASHED:  # the reloads after a crash
+            self.banner_label.setText(reloads)
+            self.restart_button.hide()
+            self.banner.show()
+            if recovery is not None and recovery.pending:
+                self.label.setText(reloads)
+        elif state in (WorkerState.CRASHED, WorkerState.ERROR):
             message = w.extras.plain_error(status) or text
             self.banner_label.setText(f"{message.rstrip('.')}. {note}" if note else message)
             self.restart_button.setText("Restart" if state is WorkerState.CRASHED else "Retry")
@@ -128,3 +144,5 @@ class WindowStatus(QObject):
             self.banner.show()
         else:
             self.banner.hide()
+        if not self.banner.isHidden():
+            self.banner_shown.emit(self.banner_label.text())
