@@ -117,9 +117,7 @@ def test_a_read_in_flight_is_cancelled_when_the_box_is_hidden(
     assert box.table.rowCount() == 1 and box.permissions.entries
 
 
-def test_a_hidden_box_does_not_read_until_it_is_shown(
-    arun, page: SettingsPage, ring: GatedKeyring
-):
+def test_a_hidden_box_does_not_read_until_it_is_shown(arun, page: SettingsPage, ring: GatedKeyring):
     box = page.tools_box
     ring.gate.set()
     arun(box.refresh())  # hidden: nothing is read (no keyring at the app's start)
