@@ -309,7 +309,7 @@ class ToolsBox(Section):
         try:
             text = await in_thread(self.mcp_file.text)
         except McpConfigError:  # a broken file is shown as it is, to be fixed here
-            text = await in_thread(self.mcp_file.path.read_text, "utf-8")
+            text = await in_thread(self.mcp_file.path.read_text, "utf-8", "replace")
         dialog = JsonDialog(self.mcp_file, text, self)
         dialog.saved.connect(self._json_saved)
         self.dialog = dialog
