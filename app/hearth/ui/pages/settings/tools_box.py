@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -35,16 +33,15 @@ from shiboken6 import isValid
 
 from hearth.config.secrets import SecretStoreError
 from hearth.tools import McpConfig, McpConfigError, ServerStatus, ToolCallError
-from hearth.tools.mcp_config import parse_config
 from hearth.tools.mcp_file import McpFile
-from hearth.tools.mcp_import import ImportOffer, ImportSource, offers
-from hearth.tools.mcp_secrets import plain_secrets
+from hearth.tools.mcp_import import ImportOffer, ImportSource
 from hearth.tools.permissions import ToolPermissions, ToolPermissionsError
 from hearth.ui.pages.settings.tools_dialog import ServerDialog
 from hearth.ui.pages.settings.tools_json import JsonDialog
+from hearth.ui.pages.settings.tools_listing import Listing, read_listing
 from hearth.ui.pages.settings.tools_offers import Offers
 from hearth.ui.pages.settings.tools_permissions import PermissionsList
-from hearth.ui.pages.settings.tools_runs import ServerRuns, missing_secrets, state_text
+from hearth.ui.pages.settings.tools_runs import ServerRuns, state_text
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -62,18 +59,6 @@ READING = "Reading mcp.json and the secret store…"
 COLUMNS = ("Name", "Kind", "Command or URL", "On", "State")
 ON_COLUMN = 3
 MAX_TABLE_PX = 200
-
-
-@dataclass
-class Listing:
-    """What a refresh read from disk (on a thread)."""
-
-    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    config: McpConfig = field(default_factory=McpConfig)
-    offers: list[ImportOffer] = field(default_factory=list)
-    missing: dict[str, list[str]] = field(default_factory=dict)  # name -> secrets absent
-    plain: list[str] = field(default_factory=list)  # "server: KEY" of secrets in the file
-    error: str = ""
 
 
 class ToolsBox(Section):
@@ -194,7 +179,7 @@ class ToolsBox(Section):
         shows the newest read (an older one finishing later is dropped)."""
         self._reads += 1
         number = self._reads
-        listing = await in_thread(self._read)
+        listing = await in_thread(read_listing, self.mcp_file, self.import_sources)
         if number != self._reads or not isValid(self.table):
             return
         self.listing, self.loaded = listing, True
@@ -204,18 +189,6 @@ class ToolsBox(Section):
         self.offers.show_offers(self.listing.offers, primary=not self.config.servers)
         self.offers.show_plain(self.listing.plain)
         await self.permissions.refresh()
-
-    def _read(self) -> Listing:
-        """The file, its servers and the import offers (blocking: on a thread)."""
-        try:
-            servers = self.mcp_file.servers()
-            config = parse_config({"mcpServers": servers}, self.mcp_file.path.name)
-        except McpConfigError as exc:
-            return Listing(error=f"{exc} Fix it with Edit as JSON.")
-        sources = self.import_sources() if self.import_sources is not None else None
-        missing = missing_secrets(servers, self.mcp_file.secret)
-        found = offers(servers.keys(), sources)
-        return Listing(servers, config, found, missing, plain_secrets(servers))
 
     @property
     def config(self) -> McpConfig:
