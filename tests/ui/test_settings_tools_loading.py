@@ -125,3 +125,22 @@ def test_a_hidden_box_does_not_read_until_it_is_shown(arun, page: SettingsPage, 
     page.show()
     arun(arun.wait_until(lambda: box.loaded and box.permissions.loaded, 30, "the list"))
     assert box.table.rowCount() == 1 and ring.threads
+
+
+def test_a_read_that_fails_is_said_and_the_box_stays_usable(qtbot: QtBot, arun, tmp_path: Path):
+    def no_sources() -> list:  # type: ignore[type-arg]
+        raise RuntimeError("the other apps' folders can't be listed")
+
+    config = tmp_path / "config"
+    page = SettingsPage(
+        SettingsStore(config / "settings.json"), Library(AppPaths(tmp_path / "data", config)),
+        log_dir=tmp_path / "logs", tool_permissions=ToolPermissions(config / "p.json"),
+        mcp_file=McpFile(config / "mcp.json", lambda: KeyringStore("(test)")),
+        import_sources=no_sources,
+    )  # fmt: skip
+    qtbot.addWidget(page)
+    page.show()
+    box = page.tools_box
+    arun(box.refresh())
+    assert box.loaded and "can't be listed" in box.message.text()
+    assert box.add_button.isEnabled() and box.json_button.isEnabled()

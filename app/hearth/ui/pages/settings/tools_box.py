@@ -179,7 +179,11 @@ class ToolsBox(Section):
         shows the newest read (an older one finishing later is dropped)."""
         self._reads += 1
         number = self._reads
-        listing = await in_thread(read_listing, self.mcp_file, self.import_sources)
+        try:
+            listing = await in_thread(read_listing, self.mcp_file, self.import_sources)
+        except Exception as exc:  # said on the box, which stays usable (never "Reading…")
+            log.exception("Settings → Tools could not read its list")
+            listing = Listing(error=f"The MCP servers could not be read: {exc}")
         if number != self._reads or not isValid(self.table):
             return
         self.listing, self.loaded = listing, True
