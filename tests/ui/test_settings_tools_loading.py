@@ -28,6 +28,8 @@ from keyring_backends.gated_keyring import GatedKeyring
 
 pytestmark = pytest.mark.ui
 
+MCP = "mcp/"  # the names of MCP secrets in the store
+
 
 @pytest.fixture
 def ring() -> Iterator[GatedKeyring]:
@@ -52,7 +54,7 @@ def page(qtbot: QtBot, tmp_path: Path, ring: GatedKeyring) -> SettingsPage:
     permissions = ToolPermissions(config / "tool-permissions.json")
     permissions.allow("svc", "lookup")
     ring.gate.clear()
-    ring.threads.clear()
+    ring.calls.clear()
     page = SettingsPage(
         SettingsStore(config / "settings.json"), Library(AppPaths(tmp_path / "data", config)),
         log_dir=tmp_path / "logs", mcp_file=mcp_file, tool_permissions=permissions,
@@ -80,7 +82,7 @@ def test_the_box_says_it_is_reading_while_the_keyring_waits(
 
     async def scenario() -> None:
         task = box.refresh()
-        await arun.wait_until(ring.waiting.is_set, 30, "a keyring read held at the gate")
+        await arun.wait_until(lambda: ring.holds(MCP), 30, "an MCP secret read held")
         # The Qt thread runs this while the read waits: the read is on another thread.
         assert _reading(box) and not box.loaded
         ring.gate.set()
@@ -94,7 +96,8 @@ def test_the_box_says_it_is_reading_while_the_keyring_waits(
     assert box.add_button.isEnabled() and box.json_button.isEnabled()
     assert box.edit_button.isEnabled()  # the first row is selected
     assert [(p.server, p.tool) for p in box.permissions.entries] == [("svc", "lookup")]
-    assert ring.threads and threading.main_thread() not in ring.threads
+    mcp_reads = ring.threads(MCP)  # (the account box reads the HF token too)
+    assert mcp_reads and threading.main_thread() not in mcp_reads
 
 
 def test_a_read_in_flight_is_cancelled_when_the_box_is_hidden(
@@ -105,7 +108,7 @@ def test_a_read_in_flight_is_cancelled_when_the_box_is_hidden(
 
     async def scenario() -> None:
         task = box.refresh()
-        await arun.wait_until(ring.waiting.is_set, 30, "a keyring read held at the gate")
+        await arun.wait_until(lambda: ring.holds(MCP), 30, "an MCP secret read held")
         page.hide()  # what switching pages or closing the window does to it
         await arun.wait_until(task.done, 30, "the read to end")
         assert task.cancelled() and _reading(box)
@@ -121,10 +124,10 @@ def test_a_hidden_box_does_not_read_until_it_is_shown(arun, page: SettingsPage, 
     box = page.tools_box
     ring.gate.set()
     arun(box.refresh())  # hidden: nothing is read (no keyring at the app's start)
-    assert not box.loaded and ring.threads == []
+    assert not box.loaded and ring.threads(MCP) == []
     page.show()
     arun(arun.wait_until(lambda: box.loaded and box.permissions.loaded, 30, "the list"))
-    assert box.table.rowCount() == 1 and ring.threads
+    assert box.table.rowCount() == 1 and ring.threads(MCP)
 
 
 def test_a_read_that_fails_is_said_and_the_box_stays_usable(qtbot: QtBot, arun, tmp_path: Path):
