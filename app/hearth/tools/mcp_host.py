@@ -5,8 +5,10 @@ Each server is one :class:`_Connection`: an asyncio task that enters the SDK's
 calls put on its queue, one at a time, until it has been idle for ``idle_stop``
 seconds. A call has its own timeout (30 s by default); a server that hangs, crashes or
 never starts is a ``ToolCallError`` that says so, the server's status says why, and the
-next call starts it again. Nothing here blocks the caller's loop: the app's qasync loop
-or the CLI's ``asyncio.run``.
+next call starts it again. A call its caller gives up on (the chat's Stop, or that
+timeout) is cancelled at the server too (MCP's ``notifications/cancelled``, see
+``_perform``), and the connection goes on to the next call. Nothing here blocks the
+caller's loop: the app's qasync loop or the CLI's ``asyncio.run``.
 """
 
 from __future__ import annotations
