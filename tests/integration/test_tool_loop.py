@@ -1,22 +1,29 @@
 """The chat's tool loop (tools/chat_loop.py) on the real MCP host and the SDK's toy
 server: approval and standing permissions, results the model sees, errors that become
-results (denied, unknown tool, bad arguments, timeout, crash), the step limit, and Stop
-during a call. The model is a list of scripted steps: the UI tests drive a real one."""
+results (denied, unknown tool, bad arguments, timeout, crash), the step limit, Stop
+during a call (kept as stopped, and cancelled at the server), and the permissions file
+touched off the loop's thread. The model is a list of scripted steps: the UI tests drive
+a real one."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hearth.chats import ApprovedBy, ToolCallRecord, ToolOutcome
-from hearth.tools import McpHost, ToolPermissions, parse_config
+from hearth.tools import McpHost, Permission, ToolPermissions, parse_config
 from hearth.tools.chat_loop import Approval, StepReply, ToolCatalog, ToolLoop, ToolRequest, replay
 
 TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
+CANCEL = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "cancel_server.py")
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,13 @@ class Asker:
         return self.answers.pop(0)
 
 
-async def _run(tmp_path: Path, model: Model, asker: Asker, **kwargs: Any):
+async def _run(
+    tmp_path: Path,
+    model: Model,
+    asker: Asker,
+    permissions: ToolPermissions | None = None,
+    **kwargs: Any,
+):
     host = McpHost(
         parse_config({"mcpServers": {"toy": {"command": sys.executable, "args": [TOY]}}}),
         log_dir=tmp_path / "logs",
@@ -59,9 +72,8 @@ async def _run(tmp_path: Path, model: Model, asker: Asker, **kwargs: Any):
     kept: list[ToolCallRecord] = []
     try:
         catalog = ToolCatalog(await host.tools("toy"))
-        loop = ToolLoop(
-            host, ToolPermissions(tmp_path / "p.json"), asker, keep=kept.append, **kwargs
-        )
+        permissions = permissions or ToolPermissions(tmp_path / "p.json")
+        loop = ToolLoop(host, permissions, asker, keep=kept.append, **kwargs)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
         outcome = await loop.run(messages, model, catalog)
         return outcome, kept, messages, catalog
@@ -196,3 +208,71 @@ def test_a_tool_name_two_servers_share_is_told_apart():
     assert names == ["a_run", "b_x_run", "only"]
     assert catalog.resolve("b_x_run") == ToolInfo("b.x", "run", "", {})
     assert json.loads(json.dumps(catalog.specs()))[2]["function"]["parameters"]["type"] == "object"
+
+
+class WatchedPermissions(ToolPermissions):
+    """Notes the thread each read and write of the permissions file came from."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.threads: list[threading.Thread] = []
+
+    def entries(self) -> list[Permission]:
+        self.threads.append(threading.current_thread())
+        return super().entries()
+
+    def allow(self, server: str, tool: str) -> Permission:
+        self.threads.append(threading.current_thread())
+        return super().allow(server, tool)
+
+
+def test_permissions_are_read_and_written_off_the_loops_thread(tmp_path: Path):
+    """The loop runs on the GUI's thread in the app: the file is touched off it."""
+    model = Model(StepReply("", [Call("a", "add", '{"a": 1, "b": 2}'),
+                                 Call("b", "add", '{"a": 2, "b": 2}')]))  # fmt: skip
+    permissions = WatchedPermissions(tmp_path / "p.json")
+    _o, kept, _m, _c = asyncio.run(_run(tmp_path, model, Asker(Approval.ALWAYS), permissions))
+    assert [r.result for r in kept] == ["3", "4"]
+    assert len(permissions.threads) >= 3  # allows, allow, then allows again
+    assert threading.main_thread() not in permissions.threads
+
+
+def test_stop_during_a_tool_call_cancels_it_at_the_server(tmp_path: Path):
+    """Stop in the chat reaches the MCP server (``notifications/cancelled``), and the
+    next turn's call on the same server works."""
+    marker = tmp_path / "linger.txt"
+    arguments = json.dumps({"marker": str(marker), "seconds": 3600})
+    model = Model(StepReply("", [Call("l", "linger", arguments)]))
+
+    def said(word: str) -> bool:
+        return marker.exists() and word in marker.read_text(encoding="utf-8").split()
+
+    async def until(word: str) -> None:
+        deadline = time.monotonic() + 60
+        while not said(word):
+            assert time.monotonic() < deadline, f"the server never wrote {word!r}"
+            await asyncio.sleep(0.01)
+
+    async def scenario() -> None:
+        config = {"mcpServers": {"slow": {"command": sys.executable, "args": [CANCEL]}}}
+        host = McpHost(parse_config(config), log_dir=tmp_path / "logs", start_timeout=60)
+        try:
+            catalog = ToolCatalog(await host.tools("slow"))
+            loop = ToolLoop(host, ToolPermissions(tmp_path / "p.json"), Asker(Approval.ONCE),
+                            keep=kept.append, call_timeout=3600)  # fmt: skip
+            task = asyncio.create_task(loop.run([], model, catalog))
+            await until("started")
+            task.cancel()  # Stop
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await until("cancelled")
+            answer = await host.call("slow", "echo", {"text": "next turn"})
+            assert answer.text == "next turn"
+        finally:
+            await host.close()
+
+    kept: list[ToolCallRecord] = []
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+    (record,) = kept
+    assert record.outcome is ToolOutcome.STOPPED
+    assert "finished" not in marker.read_text(encoding="utf-8")

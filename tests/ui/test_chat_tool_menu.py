@@ -17,7 +17,7 @@ from hearth.tools import ToolPermissions
 from hearth.tools.chat_loop import Approval, ToolRequest
 from hearth.tools.chat_tools import ChatTools
 from hearth.ui.chat.tool_approval import ApprovalDialog, ask_approval
-from hearth.ui.chat.tool_menu import NO_TOOLS, ToolsMenu, calls_tools
+from hearth.ui.chat.tool_menu import NO_TOOLS, READING, ToolsMenu, calls_tools
 from hearth.ui.chat.view import ChatView
 from hearth.ui.tasks import TaskSet
 
@@ -48,6 +48,8 @@ def test_the_context_warning_and_a_model_without_tools(
     async def scenario() -> None:
         try:
             menu.menu.aboutToShow.emit()
+            # mcp.json is read on a worker thread: the menu says so until it is read.
+            assert [a.text() for a in menu.menu.actions()] == [READING]
             await arun.wait_until(lambda: "toy" in tools.known, 60, "the toy server's tools")
             menu.menu.aboutToShow.emit()
             (every,) = [a for a in menu.menu.actions() if a.text() == "All tools of toy"]

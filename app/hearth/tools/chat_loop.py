@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from hearth.chats.models import ApprovedBy, ToolCallRecord, ToolOutcome
 from hearth.tools.mcp_config import McpConfigError
 from hearth.tools.mcp_host import ToolCallError, ToolInfo, ToolResult
+from hearth.tools.off_loop import off_loop
 from hearth.tools.permissions import ToolPermissions, ToolPermissionsError
 
 log = logging.getLogger(__name__)
@@ -293,13 +294,15 @@ class ToolLoop:
         return record(outcome, result.text, result.seconds)
 
     async def _approved(self, request: ToolRequest) -> ApprovedBy:
-        if self.permissions.allows(request.server, request.tool):
+        """A standing permission, or the user's choice. The permissions file is read and
+        written on a worker thread: the loop runs on the GUI's."""
+        if await off_loop(self.permissions.allows, request.server, request.tool):
             return ApprovedBy.STANDING
         self._status(f"Waiting for approval: {request.tool} ({request.server})")
         choice = await self.approve(request)
         if choice is Approval.ALWAYS:
             try:
-                self.permissions.allow(request.server, request.tool)
+                await off_loop(self.permissions.allow, request.server, request.tool)
             except ToolPermissionsError as exc:  # allowed this once; said in the log
                 log.warning("%s", exc)
         return {

@@ -1,11 +1,13 @@
 """The chat's side of the MCP host: which servers and tools a chat offers its model.
 
-One ``ChatTools`` per chat window. It reads ``mcp.json`` again when the file changed
-(Settings → Tools edits it) and then replaces its ``McpHost``, so a server added or
-removed there is offered at the next turn. It remembers each server's tools once listed
-(a server stopped when idle keeps its place in the menu) and the chosen tools of the
-chat shown (each saved chat keeps its own, through ``on_choice``; a new chat starts
-with the last chat's). Qt-free: the chat's menu and the
+One ``ChatTools`` per chat window. ``reload`` reads ``mcp.json`` again when the file
+changed (Settings → Tools edits it), on a worker thread (the chat runs on the GUI's
+loop, which must never wait on the disk), and then replaces its ``McpHost``, so a server
+added or removed there is offered at the next turn. The properties only report what the
+last ``reload`` found (``loaded`` says whether there was one). It remembers each
+server's tools once listed (a server stopped when idle keeps its place in the menu) and
+the chosen tools of the chat shown (each saved chat keeps its own, through
+``on_choice``; a new chat starts with the last chat's). Qt-free: the chat's menu and the
 tool loop (``chat_loop.py``) use it.
 """
 
@@ -25,12 +27,16 @@ from hearth.tools.mcp_config import (
     load_config,
 )
 from hearth.tools.mcp_host import McpHost, ServerState, ServerStatus, ToolCallError, ToolInfo
+from hearth.tools.off_loop import off_loop
 from hearth.tools.permissions import ToolPermissions
 
 log = logging.getLogger(__name__)
 
 Choice = frozenset[tuple[str, str]]
 """The chosen tools, as (server, tool) pairs."""
+
+_Stamp = tuple[int, int] | None  # a file's (mtime, size); None: there is no file
+_UNREAD = object()  # no stamp is this: the first reload always reads
 
 
 class ChatTools:
@@ -52,7 +58,8 @@ class ChatTools:
         self.on_choice: Callable[[int, Choice], None] = lambda _chat, _choice: None
         self._secrets = secrets
         self._log_dir = log_dir
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: _Stamp = None
+        self._loaded = False
         self._config = McpConfig()
         self.config_error: str | None = None
         self._host: McpHost | None = None
@@ -64,36 +71,60 @@ class ChatTools:
     # ------------------------------------------------------------ configuration
     @property
     def config(self) -> McpConfig:
-        """``mcp.json`` as it is now (read again when it changed on disk)."""
-        try:
-            stat = os.stat(self.config_path)
-            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            stamp = None
-        if stamp != self._stamp or self._host is None:
-            self._stamp = stamp
-            try:
-                self._config, self.config_error = load_config(self.config_path), None
-            except McpConfigError as exc:
-                self._config, self.config_error = McpConfig(path=self.config_path), str(exc)
-            if self._host is not None:
-                self._retired.append(self._host)
-            self._host = McpHost(
-                self._config,
-                secrets=self._secrets,
-                log_dir=self._log_dir,
-                call_timeout=self.call_timeout,
-                on_change=self._changed,
-            )
-            names = {e.name for e in self._config.enabled}
-            self.known = {k: v for k, v in self.known.items() if k in names}
+        """``mcp.json`` as the last :meth:`reload` read it (no file read here)."""
         return self._config
 
     @property
+    def loaded(self) -> bool:
+        """Whether ``mcp.json`` has been read once (until then the menu says so)."""
+        return self._loaded
+
+    @property
     def host(self) -> McpHost:
-        self.config  # noqa: B018 - reads the file again if it changed
-        assert self._host is not None
+        """The host of the servers the last :meth:`reload` found."""
+        if self._host is None:  # before the first reload: no servers yet
+            self._host = self._new_host()
         return self._host
+
+    async def reload(self) -> McpConfig:
+        """Read ``mcp.json`` again if it changed on disk (on a worker thread), and then
+        replace the host; the old one's servers stop at the next :meth:`list_tools`."""
+        known = self._stamp if self._loaded else _UNREAD
+        stamp, config, error = await off_loop(self._read, self.config_path, known)
+        if config is None or (self._loaded and stamp == self._stamp):
+            return self._config  # unchanged (or another reload got there first)
+        self._stamp, self._config, self.config_error = stamp, config, error
+        self._loaded = True
+        if self._host is not None:
+            self._retired.append(self._host)
+        self._host = self._new_host()
+        names = {e.name for e in config.enabled}
+        self.known = {k: v for k, v in self.known.items() if k in names}
+        return config
+
+    @staticmethod
+    def _read(path: Path, known: object) -> tuple[_Stamp, McpConfig | None, str | None]:
+        """The file's stamp, and its servers unless the stamp is ``known`` (blocking)."""
+        try:
+            stat = os.stat(path)
+            stamp: _Stamp = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None
+        if stamp == known:
+            return stamp, None, None
+        try:
+            return stamp, load_config(path), None
+        except McpConfigError as exc:
+            return stamp, McpConfig(path=path), str(exc)
+
+    def _new_host(self) -> McpHost:
+        return McpHost(
+            self._config,
+            secrets=self._secrets,
+            log_dir=self._log_dir,
+            call_timeout=self.call_timeout,
+            on_change=self._changed,
+        )
 
     @property
     def servers(self) -> list[str]:
@@ -110,6 +141,7 @@ class ChatTools:
     async def list_tools(self, server: str) -> tuple[ToolInfo, ...]:
         """The server's tools (starting it); a server that can't start lists none, and
         ``errors`` says why."""
+        await self.reload()
         host = self.host
         await self._close_retired()
         try:
@@ -143,6 +175,7 @@ class ChatTools:
 
     async def catalog(self) -> ToolCatalog:
         """The chosen tools of servers that start (each started now if needed)."""
+        await self.reload()
         wanted = {server for server, _tool in self.choice}
         tools: list[ToolInfo] = []
         for server in self.servers:

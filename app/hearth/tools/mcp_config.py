@@ -97,6 +97,8 @@ def load_config(path: Path | None = None) -> McpConfig:
         return McpConfig(path=path)
     except OSError as exc:
         raise McpConfigError(f"{path} can't be read: {exc.strerror or exc}.") from exc
+    except UnicodeDecodeError as exc:  # binary junk: named, never a crash in the chat
+        raise McpConfigError(f"{path} is not UTF-8 text (byte {exc.start}).") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -44,6 +44,8 @@ class McpFile:
             return {SERVERS_KEY: {}}
         except OSError as exc:
             raise McpConfigError(f"{self.path} can't be read: {exc.strerror or exc}.") from exc
+        except UnicodeDecodeError as exc:  # binary junk: named, to be replaced
+            raise McpConfigError(f"{self.path} is not UTF-8 text (byte {exc.start}).") from exc
         return decode(text, str(self.path))
 
     def text(self) -> str:

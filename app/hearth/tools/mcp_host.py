@@ -5,8 +5,10 @@ Each server is one :class:`_Connection`: an asyncio task that enters the SDK's
 calls put on its queue, one at a time, until it has been idle for ``idle_stop``
 seconds. A call has its own timeout (30 s by default); a server that hangs, crashes or
 never starts is a ``ToolCallError`` that says so, the server's status says why, and the
-next call starts it again. Nothing here blocks the caller's loop: the app's qasync loop
-or the CLI's ``asyncio.run``.
+next call starts it again. A call its caller gives up on (the chat's Stop, or that
+timeout) is cancelled at the server too (MCP's ``notifications/cancelled``, see
+``_perform``), and the connection goes on to the next call. Nothing here blocks the
+caller's loop: the app's qasync loop or the CLI's ``asyncio.run``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -77,7 +79,7 @@ class ToolCallError(RuntimeError):
         self.server = server
 
 
-_Job = Callable[[ServerSession], Awaitable[Any]]
+_Job = Callable[[ServerSession], Coroutine[Any, Any, Any]]
 
 
 @dataclass
@@ -129,6 +131,9 @@ class _Connection:
         await self._queue.put((job, future))
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout + 1.0)
+        except asyncio.CancelledError:  # Stop: the server is told too (see _perform)
+            future.cancel()
+            raise
         except TimeoutError:
             future.cancel()
             raise ToolCallError(
@@ -185,22 +190,25 @@ class _Connection:
                     "MCP server %s idle for %g s: stopping it", self.entry.name, self.idle_stop
                 )
                 return
-            if future.done():  # abandoned by a caller that timed out
+            if future.done():  # abandoned (Stop, or a timeout) before it began
                 continue
-            try:
-                result = await job(session)
-            except ConnectionError as exc:  # the server went away: this task ends too
+            done = await _perform(job, session, future)
+            if done.cancelled():  # abandoned while it ran: the server was told
+                log.info("MCP server %s: a call was cancelled", self.entry.name)
+                continue
+            exc = done.exception()
+            if isinstance(exc, ConnectionError):  # the server went away: this task ends
                 reason = str(exc)
                 self._set(ServerStatus(self.entry.name, ServerState.FAILED, reason))
                 if not future.done():
                     future.set_exception(ToolCallError(self.entry.name, self._sentence(reason)))
-                raise
-            except Exception as exc:
-                if not future.done():
-                    future.set_exception(exc)
+                raise exc
+            if future.done():
+                continue
+            if exc is not None:
+                future.set_exception(exc)
             else:
-                if not future.done():
-                    future.set_result(result)
+                future.set_result(done.result())
 
     def _fail_waiting(self, reason: str) -> None:
         error = ToolCallError(self.entry.name, self._sentence(reason))
@@ -219,6 +227,37 @@ class _Connection:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         path = self.log_dir / f"mcp-{_safe(self.entry.name)}.log"
         return path.open("w+", encoding="utf-8", errors="replace")  # this run only
+
+
+async def _perform(
+    job: _Job, session: ServerSession, future: asyncio.Future[Any]
+) -> asyncio.Task[Any]:
+    """Run ``job`` in a task of its own, cancelled when its caller gives up on ``future``
+    (the chat's Stop, or the host's timeout), and return that task once it is done.
+
+    Cancelling the task that awaits an SDK request is what makes the SDK send MCP's
+    ``notifications/cancelled`` with the request's id (``JSONRPCDispatcher.
+    send_raw_request`` catches the cancellation and writes the notice, shielded, before
+    it re-raises), so the server stops the work; the connection itself stays open for
+    the next call. A task of its own, so that the job's cancellation is not this
+    connection's: when the connection is stopped, the job is cancelled with it."""
+    task: asyncio.Task[Any] = asyncio.create_task(job(session), name="mcp-call")
+
+    def abandon(settled: asyncio.Future[Any]) -> None:
+        if settled.cancelled():
+            task.cancel()
+
+    future.add_done_callback(abandon)
+    try:
+        await asyncio.wait({task})  # the job's own cancellation does not raise here
+    except asyncio.CancelledError:  # the connection is stopping: the call goes with it
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        raise
+    finally:
+        future.remove_done_callback(abandon)
+    return task
 
 
 class McpHost:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 
 from hearth.tools import ToolInfo, ToolPermissions
@@ -21,17 +22,47 @@ def _write(path: Path, servers: dict[str, object], bump: int) -> None:
 def test_an_edited_mcp_json_is_read_again(tmp_path: Path):
     path = tmp_path / "mcp.json"
     tools = ChatTools(path, ToolPermissions(tmp_path / "p.json"))
-    assert tools.servers == [] and tools.config_error is None  # no file: no servers
-    _write(path, {"a": {"command": "x"}, "off": {"command": "y", "disabled": True}}, 1)
-    first = tools.host
+    assert not tools.loaded and tools.servers == []
+
+    async def scenario() -> None:
+        await tools.reload()
+        assert tools.loaded and tools.servers == [] and tools.config_error is None  # no file
+        _write(path, {"a": {"command": "x"}, "off": {"command": "y", "disabled": True}}, 1)
+        assert tools.servers == []  # the properties never read the file: reload does
+        await tools.reload()
+        first = tools.host
+        assert tools.servers == ["a"]
+        await tools.reload()
+        assert tools.host is first  # unchanged on disk: the same host (and its servers)
+        tools.known["a"] = (ToolInfo("a", "t", "", {}),)
+        _write(path, {"b": {"command": "x"}}, 2_000_000)
+        await tools.reload()
+        assert tools.servers == ["b"] and tools.host is not first
+        assert "a" not in tools.known  # a removed server's tools are not offered
+        path.write_text("{broken", encoding="utf-8")
+        await tools.reload()
+        assert tools.servers == [] and "not valid JSON" in (tools.config_error or "")
+        await tools.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_mcp_json_is_read_on_a_worker_thread(tmp_path: Path):
+    """The chat's loop is the GUI's: the file is read off it."""
+    path = tmp_path / "mcp.json"
+    _write(path, {"a": {"command": "x"}}, 1)
+    seen: list[threading.Thread] = []
+
+    class Watched(ChatTools):
+        @staticmethod
+        def _read(path: Path, known: object):  # type: ignore[no-untyped-def]
+            seen.append(threading.current_thread())
+            return ChatTools._read(path, known)
+
+    tools = Watched(path, ToolPermissions(tmp_path / "p.json"))
+    asyncio.run(tools.reload())
     assert tools.servers == ["a"]
-    tools.known["a"] = (ToolInfo("a", "t", "", {}),)
-    _write(path, {"b": {"command": "x"}}, 2_000_000)
-    assert tools.servers == ["b"] and tools.host is not first
-    assert "a" not in tools.known  # a removed server's tools are not offered
-    path.write_text("{broken", encoding="utf-8")
-    assert tools.servers == [] and "not valid JSON" in (tools.config_error or "")
-    asyncio.run(tools.aclose())
+    assert seen and threading.main_thread() not in seen
 
 
 def test_a_saved_chat_keeps_its_choice_and_a_new_chat_starts_with_the_last(tmp_path: Path):

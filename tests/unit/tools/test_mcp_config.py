@@ -63,6 +63,17 @@ def test_broken_json_says_where(tmp_path: Path):
         load_config(path)
 
 
+def test_a_file_that_is_not_text_says_so(tmp_path: Path):
+    from hearth.tools.mcp_file import McpFile
+
+    path = tmp_path / "mcp.json"
+    path.write_bytes(b'{"mcpServers": {}}\xff\xfe\x00junk')
+    with pytest.raises(McpConfigError, match="not UTF-8 text"):
+        load_config(path)
+    with pytest.raises(McpConfigError, match="not UTF-8 text"):
+        McpFile(path, lambda: None).read()  # type: ignore[arg-type,return-value]
+
+
 def test_secret_references_are_resolved_and_a_missing_one_is_named():
     config = parse_config({"mcpServers": {"gh": {
         "command": "x", "env": {"TOKEN": f"{SECRET_PREFIX}mcp/gh/TOKEN", "PLAIN": "p"},

@@ -166,12 +166,19 @@ class VisionHint(QObject):
             self.refresh()
 
     def refresh(self) -> asyncio.Task[None]:
+        """Ask again; a question still in flight is cancelled (its answer is stale), so
+        none is left waiting on a worker that is going away when the window closes."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
         self.task = self._tasks.spawn(self._update(), name="chat-vision")
         return self.task
 
     async def _update(self) -> None:
         model = self._model.model_id
-        client = self._model.supervisor.client
+        supervisor = self._model.supervisor
+        # Only a ready worker is asked: one starting or stopping may never answer.
+        ready = supervisor.status.state is WorkerState.READY
+        client = supervisor.client if ready else None
         sees: bool | None = None
         if self._model.remote is not None:
             sees = False  # the worker refuses images for a remote engine's model

@@ -1,11 +1,12 @@
 """The composer's Tools button: which MCP servers and tools this chat offers its model.
 
-A menu of the configured servers (``mcp.json``), each with "All tools" and its tools
-to tick (opening the menu starts the servers not yet listed; one that can't start says
-why). The choice is the chat's own (``ChatTools``). The button is off for a model whose
-chat template lists no tools (``core/model_traits`` via ``library/capabilities``), and
-the menu warns when the chosen tools' schemas would take more than a quarter of the
-model's context. Ticking keeps the menu open.
+A menu of the configured servers (``mcp.json``, read again on a worker thread each time
+the menu opens, "Reading mcp.json…" until the first read is done), each with "All tools"
+and its tools to tick (opening the menu starts the servers not yet listed; one that
+can't start says why). The choice is the chat's own (``ChatTools``). The button is
+off for a model whose chat template lists no tools (``core/model_traits`` via
+``library/capabilities``), and the menu warns when the chosen tools' schemas would
+take more than a quarter of the model's context. Ticking keeps the menu open.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QMouseEvent
 from PySide6.QtWidgets import QMenu, QToolButton
+from shiboken6 import isValid
 
 from hearth.library.capabilities import model_capabilities
 from hearth.library.gguf_metadata import read_metadata
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 
 NO_TOOLS = "This model's chat template lists no tools, so it can't call them."
 NO_SERVERS = "No MCP servers are configured: add one in Settings → Tools (mcp.json)."
+READING = "Reading mcp.json…"
 
 
 def calls_tools(path: Path) -> bool:
@@ -112,6 +115,16 @@ class ToolsMenu(QObject):
     def _about_to_show(self) -> None:
         self._refresh()  # the model (and its context) may have changed since
         self._rebuild()
+        self._tasks.spawn(self._load(), name="mcp-menu-load")
+
+    async def _load(self) -> None:
+        """Read ``mcp.json`` again if it changed (on a worker thread: the menu shows
+        what it had, or "Reading…", meanwhile), then start the servers not yet listed."""
+        await self.tools.reload()
+        if not isValid(self.menu):  # the chat closed while the file was read
+            return
+        if self.menu.isVisible():
+            self._rebuild()
         for server in self.tools.servers:
             if server not in self.tools.known and server not in self.tools.errors:
                 self._tasks.spawn(self.tools.list_tools(server), name=f"mcp-list-{server}")
@@ -129,7 +142,9 @@ class ToolsMenu(QObject):
         if not self.supported:
             menu.addAction(NO_TOOLS).setEnabled(False)
         servers = tools.servers
-        if not servers:
+        if not tools.loaded:
+            menu.addAction(READING).setEnabled(False)
+        elif not servers:
             menu.addAction(NO_SERVERS).setEnabled(False)
         for server in servers:
             menu.addSection(server)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -33,16 +33,15 @@ from shiboken6 import isValid
 
 from hearth.config.secrets import SecretStoreError
 from hearth.tools import McpConfig, McpConfigError, ServerStatus, ToolCallError
-from hearth.tools.mcp_config import parse_config
 from hearth.tools.mcp_file import McpFile
-from hearth.tools.mcp_import import ImportOffer, ImportSource, offers
-from hearth.tools.mcp_secrets import plain_secrets
+from hearth.tools.mcp_import import ImportOffer, ImportSource
 from hearth.tools.permissions import ToolPermissions, ToolPermissionsError
 from hearth.ui.pages.settings.tools_dialog import ServerDialog
 from hearth.ui.pages.settings.tools_json import JsonDialog
+from hearth.ui.pages.settings.tools_listing import Listing, read_listing
 from hearth.ui.pages.settings.tools_offers import Offers
 from hearth.ui.pages.settings.tools_permissions import PermissionsList
-from hearth.ui.pages.settings.tools_runs import ServerRuns, missing_secrets, state_text
+from hearth.ui.pages.settings.tools_runs import ServerRuns, state_text
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
@@ -56,21 +55,10 @@ DESCRIPTION = (
     "chat asks before each call. Keys go to the secret store, never into mcp.json."
 )
 EMPTY = "No MCP servers yet. Add a server by the command that runs it or by its URL."
+READING = "Reading mcp.json and the secret store…"
 COLUMNS = ("Name", "Kind", "Command or URL", "On", "State")
 ON_COLUMN = 3
 MAX_TABLE_PX = 200
-
-
-@dataclass
-class Listing:
-    """What a refresh read from disk (on a thread)."""
-
-    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    config: McpConfig = field(default_factory=McpConfig)
-    offers: list[ImportOffer] = field(default_factory=list)
-    missing: dict[str, list[str]] = field(default_factory=dict)  # name -> secrets absent
-    plain: list[str] = field(default_factory=list)  # "server: KEY" of secrets in the file
-    error: str = ""
 
 
 class ToolsBox(Section):
@@ -92,10 +80,14 @@ class ToolsBox(Section):
         self.mcp_file = mcp_file
         self.import_sources = import_sources
         self.listing = Listing()
+        self.loaded = False  # until the first read: "Reading…", and no edits
         self.runs = ServerRuns(mcp_file.secret, self._status, log_dir)
         self.dialog: ServerDialog | JsonDialog | None = None
         self.task: asyncio.Task[None] | None = None  # the last removal
         self._tasks = TaskSet()
+        self._reading: asyncio.Task[None] | None = None  # the refresh in flight
+        self._reads = 0  # each read's number: only the newest one is shown
+        self._stale = True  # read when next shown
 
         self.empty_label = QLabel(EMPTY, self)
         self.empty_label.setObjectName("toolsEmpty")
@@ -150,29 +142,57 @@ class ToolsBox(Section):
         self._show_rows()
 
     # ------------------------------------------------------------------ the list
-    def refresh(self) -> asyncio.Task[None]:
-        return self._tasks.spawn(self._refresh(), name="tools-refresh")
+    def refresh(self) -> asyncio.Future[None]:
+        """Read the list again: now if the box is shown, else when it is next shown (the
+        keyring is not asked at the app's start for a page nobody opened)."""
+        if not self.isVisible():
+            self._stale = True
+            done: asyncio.Future[None] = asyncio.get_event_loop().create_future()
+            done.set_result(None)
+            return done
+        self._stale = False
+        if self._reading is not None and not self._reading.done():
+            return self._reading  # one read at a time (it began just now)
+        self._reading = self._tasks.spawn(self._refresh(), name="tools-refresh")
+        return self._reading
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._stale:
+            QTimer.singleShot(0, self._refresh_if_shown)  # once the page is laid out
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt override
+        """Hidden (another page, or the window closing): a read in flight is cancelled,
+        not left pending, and done again when the box is next shown."""
+        super().hideEvent(event)
+        reading, self._reading = self._reading, None
+        if reading is not None and not reading.done() and not reading.get_loop().is_closed():
+            reading.cancel()
+            self._stale = True
+
+    def _refresh_if_shown(self) -> None:
+        if isValid(self) and self._stale and self.isVisible():
+            self.refresh()
 
     async def _refresh(self) -> None:
-        self.listing = await in_thread(self._read)
+        """Read the file, the secret store and the permissions on threads; the list
+        shows the newest read (an older one finishing later is dropped)."""
+        self._reads += 1
+        number = self._reads
+        try:
+            listing = await in_thread(read_listing, self.mcp_file, self.import_sources)
+        except Exception as exc:  # said on the box, which stays usable (never "Reading…")
+            log.exception("Settings → Tools could not read its list")
+            listing = Listing(error=f"The MCP servers could not be read: {exc}")
+        if number != self._reads or not isValid(self.table):
+            return
+        self.listing, self.loaded = listing, True
         if self.listing.error:
             self.message.setText(self.listing.error)
         self._show_rows()
         self.offers.show_offers(self.listing.offers, primary=not self.config.servers)
         self.offers.show_plain(self.listing.plain)
         await self.permissions.refresh()
-
-    def _read(self) -> Listing:
-        """The file, its servers and the import offers (blocking: on a thread)."""
-        try:
-            servers = self.mcp_file.servers()
-            config = parse_config({"mcpServers": servers}, self.mcp_file.path.name)
-        except McpConfigError as exc:
-            return Listing(error=f"{exc} Fix it with Edit as JSON.")
-        sources = self.import_sources() if self.import_sources is not None else None
-        missing = missing_secrets(servers, self.mcp_file.secret)
-        found = offers(servers.keys(), sources)
-        return Listing(servers, config, found, missing, plain_secrets(servers))
 
     @property
     def config(self) -> McpConfig:
@@ -196,13 +216,17 @@ class ToolsBox(Section):
             if selected is not None and entry.name == selected:
                 self.table.selectRow(row)
         empty = not entries
+        self.empty_label.setText(EMPTY if self.loaded else READING)
         self.empty_label.setVisible(empty and not self.listing.error)  # a broken file isn't empty
         self.table.setVisible(not empty)
+        for button in (self.add_button, self.json_button):  # edits need the file read first
+            button.setEnabled(self.loaded)
         rows = self.table.verticalHeader().length()
         header_px = self.table.horizontalHeader().sizeHint().height()
         self.table.setFixedHeight(min(MAX_TABLE_PX, header_px + rows + 2 * self.table.frameWidth()))
-        if self.add_button.property("primary") != empty:  # the next step when there is none
-            self.add_button.setProperty("primary", empty)
+        primary = empty and self.loaded  # the next step when there is none
+        if self.add_button.property("primary") != primary:
+            self.add_button.setProperty("primary", primary)
             self.add_button.style().unpolish(self.add_button)
             self.add_button.style().polish(self.add_button)
         if entries and self.table.currentRow() < 0:
@@ -262,7 +286,7 @@ class ToolsBox(Section):
         try:
             text = await in_thread(self.mcp_file.text)
         except McpConfigError:  # a broken file is shown as it is, to be fixed here
-            text = await in_thread(self.mcp_file.path.read_text, "utf-8")
+            text = await in_thread(self.mcp_file.path.read_text, "utf-8", "replace")
         dialog = JsonDialog(self.mcp_file, text, self)
         dialog.saved.connect(self._json_saved)
         self.dialog = dialog

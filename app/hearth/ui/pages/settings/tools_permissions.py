@@ -30,6 +30,7 @@ EMPTY = (
     "No tool is always allowed: the chat asks before every call. Choose \"Always allow\" "
     "in a chat's approval to add one tool of one server here."
 )
+READING = "Reading the standing permissions…"
 _KEY_ROLE = Qt.ItemDataRole.UserRole
 LIST_PX = 110
 
@@ -41,7 +42,9 @@ class PermissionsList(QWidget):
         super().__init__(parent)
         self.permissions = permissions
         self.entries: list[Permission] = []
+        self.loaded = False  # until the first read: "Reading…"
         self._tasks = TaskSet()
+        self._reads = 0  # each read's number: only the newest one is shown
         title = QLabel("Always allowed", self)
         title.setProperty("role", "subtitle")
         self.empty_label = QLabel(EMPTY, self)
@@ -75,10 +78,12 @@ class PermissionsList(QWidget):
         return self._tasks.spawn(self._refresh(), name="tool-permissions-refresh")
 
     async def _refresh(self) -> None:
+        self._reads += 1
+        number = self._reads
         entries = await in_thread(self.permissions.entries)
-        if not shiboken6.isValid(self.list):  # the page closed while the file was read
-            return
-        self.entries = entries
+        if number != self._reads or not shiboken6.isValid(self.list):
+            return  # a newer read is under way, or the page closed meanwhile
+        self.entries, self.loaded = entries, True
         self._show()
 
     def _show(self) -> None:
@@ -91,6 +96,7 @@ class PermissionsList(QWidget):
         rows = sum(self.list.sizeHintForRow(r) for r in range(self.list.count()))
         self.list.setFixedHeight(min(LIST_PX, rows + 2 * self.list.frameWidth() + 4))
         empty = not self.entries
+        self.empty_label.setText(EMPTY if self.loaded else READING)
         self.empty_label.setVisible(empty)
         self.list.setVisible(not empty)
         self.revoke_button.setVisible(not empty)
