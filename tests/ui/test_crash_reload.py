@@ -6,6 +6,7 @@ library models, killed with SIGKILL; the waits are on what the window shows."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -109,5 +110,73 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
         window.chat_view.send_button.click()
         await arun.wait_until(lambda: outcomes, 60, "the reply")
         assert outcomes == ["done"] and chat.turns[-1].model == q8
+
+    arun(scenario())
+
+
+def test_what_could_not_come_back_can_be_dismissed(
+    qtbot: QtBot, arun: Any, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+) -> None:
+    """The failure stays in the status until the user's next load; the banner's
+    Dismiss hides it (a status shown again keeps it hidden), another crash's reloads are
+    said again, and the user's load ends it."""
+    window = MainWindow(log_dir=tmp_path / "logs", load_options=SMALL,
+                        chats_db=tmp_path / "chats.db")  # fmt: skip
+    qtbot.addWidget(window)
+    window.show()
+    doomed = tmp_path / "hearth-tiny-doomed.gguf"
+    shutil.copyfile(tiny_model_f16, doomed)
+    for model in (tiny_model_q8, tiny_model_f16, doomed):
+        window.services.library.import_in_place(model)
+    q8, f16, gone = model_id(tiny_model_q8), model_id(tiny_model_f16), model_id(doomed)
+    bar, status_view = window.model_bar, window.status_view
+    dismiss = status_view.dismiss_button
+
+    def chips() -> set[str]:
+        return set(bar.chips.chips) if bar.chips.isVisible() else set()
+
+    def failure_shown() -> bool:
+        return window.banner.isVisible() and f"Could not bring back {gone}" in (
+            window.banner_label.text()
+        )
+
+    async def crash_and_wait_for_the_failure() -> None:
+        process = window.supervisor.process
+        assert process is not None and process.pid is not None
+        os.kill(process.pid, signal.SIGKILL)
+        await arun.wait_until(
+            lambda: (
+                window.supervisor.process not in (None, process)
+                and window.supervisor.status.recovery is not None
+                and window.supervisor.status.recovery.done
+            ),
+            120,
+            "the reloads",
+        )
+        await arun.wait_until(failure_shown, 15, "the failure in the banner")
+
+    async def scenario() -> None:
+        assert not dismiss.isVisible()
+        window.open_model(tiny_model_q8)
+        await arun.wait_until(lambda: chips() == {q8}, 120, "the first chip")
+        window.loaded_models.load(doomed, OTHER, replace=False)
+        await arun.wait_until(lambda: chips() == {q8, gone}, 120, "both chips")
+        doomed.unlink()  # the loaded copy stays mapped; its reload can't find it
+
+        await crash_and_wait_for_the_failure()
+        assert dismiss.isVisible() and not status_view.restart_button.isVisible()
+        dismiss.click()
+        assert not window.banner.isVisible() and not dismiss.isVisible()
+        recovery = window.supervisor.status.recovery
+        assert recovery is not None and recovery.failed  # still in the status
+        status_view.show(window.supervisor.status)  # the same status shown again
+        assert not window.banner.isVisible()
+
+        await crash_and_wait_for_the_failure()  # (the broken model isn't tried again,
+        assert dismiss.isVisible()  # but the new reloads say what is missing)
+        window.loaded_models.load(tiny_model_f16, OTHER, replace=False)  # the user acts
+        await arun.wait_until(lambda: chips() == {q8, f16}, 120, "the new chip")
+        assert window.supervisor.status.recovery is None
+        assert not window.banner.isVisible() and not dismiss.isVisible()
 
     arun(scenario())

@@ -3,6 +3,9 @@
 States: stopped -> starting -> loading(progress) -> ready; ready -> crashed when the
 worker dies on its own; a launch or load that fails ends in error. Every change goes
 to ``on_status`` on the event loop's thread.
+
+What the worker holds, and bringing it back after a crash (``restart``), is
+``crash_reloads.py``'s: the supervisor tells it what happens to the worker.
 """
 
 from __future__ import annotations
@@ -27,18 +30,10 @@ from hearth.core.errors import ModelLoadError
 from hearth.core.model_info import LoadConfig
 from hearth.core.residency import LoadedModel
 from hearth.supervisor.client import Health, WorkerClient, WorkerError, WorkerUnavailableError
+from hearth.supervisor.crash_reloads import CrashReloads
 from hearth.supervisor.launch_options import EndpointOptions, LoadOptions, WorkerOptions
 from hearth.supervisor.process import WorkerExitedError, WorkerProcess
-from hearth.supervisor.recovery import (
-    CRASHED_LOADING,
-    Recovery,
-    ResidentRecord,
-    Returning,
-    fit_refusal,
-    in_library,
-    outside_library_first,
-    restore_order,
-)
+from hearth.supervisor.recovery import Recovery
 from hearth.supervisor.residency_loads import load_beside
 from hearth.supervisor.residency_status import ResidencyStatus
 from hearth.supervisor.worker_status import (
@@ -86,9 +81,8 @@ class Supervisor:
         self.endpoint_error: str | None = None  # why the endpoint was kept off, if it was
         self.port: int | None = None  # the worker's private port (the app's own)
         self.endpoint_port: int | None = None  # where the endpoint listens; None: closed
-        self._record = ResidentRecord()  # what the worker holds, to bring back after a crash
-        self._recovery: Recovery | None = None  # the reloads after the last crash
-        self._reloading: str | None = None  # the model a reload is bringing back now
+        # what the worker holds, and the reloads after a crash (``crash_reloads.py``)
+        self._reloads = CrashReloads(self._reloads_changed)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -113,8 +107,9 @@ class Supervisor:
         return self._status.state is WorkerState.READY
 
     def _set_status(self, status: WorkerStatus) -> None:
-        if status.recovery is None and self._recovery is not None:
-            status = replace(status, recovery=self._recovery)  # said until the user acts
+        recovery = self._reloads.recovery
+        if status.recovery is None and recovery is not None:
+            status = replace(status, recovery=recovery)  # said until the user acts
         if status == self._status:
             return
         self._status = status
@@ -124,6 +119,9 @@ class Supervisor:
                 self._on_status(status)
             except Exception:
                 log.exception("status callback failed")
+
+    def _reloads_changed(self, recovery: Recovery | None) -> None:
+        self._set_status(replace(self._status, recovery=recovery))
 
     # ------------------------------------------------------------------ start
     def launch_settings(self) -> LaunchSettings:
@@ -149,19 +147,13 @@ class Supervisor:
         Then the endpoint is opened if it is on; if it can't be (keys unreadable, port
         taken) it stays off, the model still loaded, and ``endpoint_error`` says why.
         """
-        self._recovery = None  # the user's own load: the last crash's reloads are over
+        self._reloads.user_took_over()
         return await self._start_ready(model_path, options)
 
     async def _start_ready(self, model_path: Path | str, options: LoadOptions | None) -> str:
         generation = self._generation + 1
         model = await self._start(model_path, options)
-        if self._reloading is not None and self._recovery is not None:  # after a crash:
-            self._recovery = self._recovery.came_back(self._reloading)  # said with READY
-            self._record.restarted_with(Path(model_path))
-        elif Path(model_path) == NO_MODEL:
-            self._record.unloaded(None)
-        else:
-            self._record.started(Path(model_path), options or LoadOptions(), model)
+        self._reloads.worker_started(Path(model_path), options or LoadOptions(), model)
         await self._apply_endpoint()  # before "ready": the endpoint's state is settled then
         if generation == self._generation:
             self._set_status(WorkerStatus(WorkerState.READY, model=model))
@@ -254,10 +246,7 @@ class Supervisor:
         exited.set()
         if proc is not self._process or proc.stop_requested:
             return
-        if self._reloading is not None:  # a reload after a crash crashed it again:
-            self._record.forget(self._reloading)  # that model is not tried once more
-            if self._recovery is not None:
-                self._recovery = self._recovery.failed_with(self._reloading, CRASHED_LOADING)
+        self._reloads.worker_exited()  # (a model being reloaded is not tried once more)
         if self._status.state is WorkerState.READY:
             tail = proc.log_tail()
             msg = f"The model worker stopped unexpectedly (exit code {rc})."
@@ -315,11 +304,10 @@ class Supervisor:
     async def residency(self) -> ResidencyStatus:
         """The worker's loaded models and limits (WorkerError without a worker); each
         read is also what a crash would bring back (see ``recovery.py``)."""
-        client = self._live_client()
+        client = self.live_client()
         status = await client.residency()
-        reloading = self._recovery is not None and not self._recovery.done
-        if client is self._client and not reloading:  # (the record holds the rest then)
-            self._record.observe(status)
+        if client is self._client:  # (not a worker replaced meanwhile)
+            self._reloads.observed(status)
         return status
 
     async def load_beside(
@@ -332,28 +320,24 @@ class Supervisor:
     ) -> LoadedModel:
         """Load ``path`` into the running worker, beside its models or instead of them
         (``residency_loads.load_beside``), and remember its settings for a crash."""
-        client = self._live_client()
-        self._clear_recovery()
+        client = self.live_client()
+        self._reloads.settle()
         loaded = await load_beside(client, path, options, replace=replace, on_progress=on_progress)
-        self._record.loaded(path, options, loaded.info.id, loaded.memory_bytes, alone=replace)
+        self._reloads.loaded(path, options, loaded.info.id, loaded.memory_bytes, alone=replace)
         return loaded
 
     async def unload(self, model_id: str) -> None:
         """Eject ``model_id`` from the running worker; it won't come back after a crash."""
-        client = self._live_client()
-        self._clear_recovery()
-        self._record.unloaded(model_id)
+        client = self.live_client()
+        self._reloads.settle()
+        self._reloads.unloaded(model_id)
         await client.unload(model_id)
 
-    def _live_client(self) -> WorkerClient:
+    def live_client(self) -> WorkerClient:
+        """The current worker's client; WorkerUnavailableError without a worker."""
         if self._client is None:
             raise WorkerUnavailableError("The model worker is not running.")
         return self._client
-
-    def _clear_recovery(self) -> None:
-        if self._recovery is not None and self._recovery.done:
-            self._recovery = None
-            self._set_status(replace(self._status, recovery=None))
 
     # ------------------------------------------------------------------ restart
     async def restart(self) -> str:
@@ -366,74 +350,12 @@ class Supervisor:
         was loaded yet, or the worker served remote engines only) it relaunches with
         the last model and options.
         """
-        plan, left_out = self._record.plan()
-        recent_first = [item.model_id for item in plan]  # the order of use to restore
-        if len(plan) > 1 and any(item.started for item in plan[1:]):
-            # (reads the library's folders: off the loop's thread)
-            plan = await asyncio.to_thread(outside_library_first, plan, in_library)
-        if not plan:
-            if self.model_path is None:
-                raise SupervisorError(
-                    "No model has been opened yet, so there is nothing to restart."
-                )
-            return await self.start(self.model_path, self.options)
-        earlier = self._recovery  # its failures are said until the user acts
-        recovery = Recovery(
-            pending=tuple(item.model_id for item in plan),
-            failed=earlier.failed if earlier is not None else (),
-        )
-        for item, why in left_out:
-            self._record.forget(item.model_id)
-            recovery = recovery.failed_with(item.model_id, why)
-        self._recovery = recovery
-        log.info("restarting after a crash: reloading %s", ", ".join(recovery.pending))
-        first: str | None = None
-        error: Exception | None = None
-        for item in plan:
-            if self._recovery is None:
-                break  # the user took over (a load, Eject)
-            if first is not None and not self.ready:
-                break  # the worker is gone again: the rest stay recorded for next time
-            self._reloading = item.model_id
-            try:
-                if first is None:
-                    first = await self._start_ready(item.path, item.options)
-                else:
-                    await self._reload_beside(item)
-                    self._note(item.model_id, None)
-            except (SupervisorError, ModelLoadError, WorkerError) as exc:
-                error = error or exc
-                reason = (getattr(exc, "message", None) or str(exc)).splitlines()[0]
-                log.warning("could not bring back %s: %s", item.model_id, reason)
-                self._record.forget(item.model_id)
-                self._note(item.model_id, reason)
-            finally:
-                self._reloading = None
-        if first is None:
-            assert error is not None
-            raise error
-        back = self._recovery.back if self._recovery is not None else ()
-        if self._client is not None:
-            await restore_order(self._client, [m for m in recent_first if m in back])
-        return first
-
-    def _note(self, model_id: str, failure: str | None) -> None:
-        """Say how the reloads go: ``model_id`` is back (``failure`` None) or not."""
-        recovery = self._recovery
-        if recovery is None:
-            return  # the user took over meanwhile
-        if failure is None:
-            recovery = recovery.came_back(model_id)
-        else:
-            recovery = recovery.failed_with(model_id, failure)
-        self._recovery = recovery
-        self._set_status(replace(self._status, recovery=recovery))
-
-    async def _reload_beside(self, item: Returning) -> None:
-        refusal = fit_refusal(await self.residency(), item)
-        if refusal is not None:  # the fresh worker's budget may be smaller
-            raise ModelLoadError(refusal)
-        await load_beside(self._live_client(), item.path, item.options, replace=False)
+        first = await self._reloads.reload(self._start_ready, self)
+        if first is not None:
+            return first
+        if self.model_path is None:
+            raise SupervisorError("No model has been opened yet, so there is nothing to restart.")
+        return await self.start(self.model_path, self.options)
 
     # ------------------------------------------------------------------ stop
     async def _discard(self, proc: WorkerProcess) -> None:
@@ -448,8 +370,7 @@ class Supervisor:
     async def stop(self) -> None:
         """Stop the worker if one runs (terminate, then kill after ~5 s): the user's
         Eject, so nothing comes back after it."""
-        self._recovery = None
-        self._record.unloaded(None)
+        self._reloads.stopped()
         await self._stop_worker()
 
     async def _stop_worker(self) -> None:

@@ -2,6 +2,11 @@
 the RAM/VRAM/CPU meter), the top bar's model picker button, and the crash/error banner
 with Restart.
 
+What could not come back after a crash stays in the worker's status until the user's
+next load, eject or stop (``Supervisor.restart``), so the banner saying it has a
+Dismiss button once the reloads are over: it hides that account of the reloads (the
+``Recovery`` value) for good; another crash's reloads are said again.
+
 Kept out of ``main_window.py``, which only forwards the supervisor's status here (on
 the Qt thread, through its bridge signal).
 """
@@ -24,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from hearth.core.units import format_bytes
 from hearth.supervisor import Supervisor, WorkerState, WorkerStatus
+from hearth.supervisor.recovery import Recovery
 from hearth.ui.chat.session import ChatController
 from hearth.ui.chat.view import ChatView
 from hearth.ui.shell.crash_recovery import CrashRecovery, recovery_text
@@ -70,9 +76,17 @@ class WindowStatus(QObject):
         self.restart_button = QPushButton("Restart", self.banner)
         self.restart_button.setObjectName("restartButton")
         self.restart_button.clicked.connect(window.restart_worker)
+        self.dismiss_button = QPushButton("Dismiss", self.banner)
+        self.dismiss_button.setObjectName("dismissBannerButton")
+        self.dismiss_button.setToolTip("Hide this message")
+        self.dismiss_button.clicked.connect(self._dismiss)
+        self.dismiss_button.hide()
+        self._shown: Recovery | None = None  # the finished reloads the banner says
+        self._dismissed: Recovery | None = None  # those the user dismissed
         row = QHBoxLayout(self.banner)
         row.addWidget(self.banner_label, 1)
         row.addWidget(self.restart_button)
+        row.addWidget(self.dismiss_button)
         self.banner.hide()
         self.label = QLabel(parent)
         self.label.setObjectName("workerStatus")
@@ -125,13 +139,16 @@ class WindowStatus(QObject):
         w.chat_view.set_can_send(state is WorkerState.READY and not waiting)
         w.extras.status_changed(status)
         note = w.recovery.on_status(state)
-        reloads = recovery_text(recovery) if recovery is not None else None
+        reloads = self._reloads_text(recovery)
+        self._shown = None
         if reloads and state is not WorkerState.CRASHED:  # the reloads after a crash
             self.banner_label.setText(reloads)
             self.restart_button.hide()
             self.banner.show()
             if recovery is not None and recovery.pending:
                 self.label.setText(reloads)
+            else:  # over: what could not come back is said until the user dismisses it
+                self._shown = recovery
         elif state in (WorkerState.CRASHED, WorkerState.ERROR):
             message = w.extras.plain_error(status) or text
             self.banner_label.setText(f"{message.rstrip('.')}. {note}" if note else message)
@@ -144,5 +161,20 @@ class WindowStatus(QObject):
             self.banner.show()
         else:
             self.banner.hide()
+        self.dismiss_button.setVisible(self._shown is not None)
         if not self.banner.isHidden():
             self.banner_shown.emit(self.banner_label.text())
+
+    def _reloads_text(self, recovery: Recovery | None) -> str | None:
+        """What the banner says of the reloads after a crash (None: nothing, or only
+        what the user dismissed)."""
+        if recovery is None or not recovery.done:
+            self._dismissed = None  # new reloads, or none: said again
+            return recovery_text(recovery) if recovery is not None else None
+        return None if recovery == self._dismissed else recovery_text(recovery)
+
+    def _dismiss(self) -> None:
+        """The banner's Dismiss: the finished reloads' account is not shown again."""
+        self._dismissed, self._shown = self._shown, None
+        self.dismiss_button.hide()
+        self.banner.hide()
