@@ -4,9 +4,8 @@ A model loaded in a real worker, a conversation with every kind of markdown (cod
 included), Discover as a first launch sees it and one repo's page (a fake Hub on
 127.0.0.1 with the tiny test models), a finished download, the library, the endpoint
 page (on, with a client's requests in its log), Settings, the Welcome window and the
-Load dialog; at 1400x900 and at 900x650, where the chat's side panels fold. A second
-test takes the tool-call approval dialog and a chat with documents, a reply's sources
-and a tool call folded open (``tool-approval-<theme>.png``, ``chat-documents-<theme>.png``).
+Load dialog; at 1400x900 and at 900x650, where the chat's side panels fold. The tools
+and documents shots are in ``test_screenshots_tools.py``.
 
 PNGs go to the test's temporary folder; with HEARTH_SAVE_DOCS_SCREENSHOT=1 they are
 copied to docs/screenshots/ as ``<page>-<theme>.png`` (1400x900; the README shows
@@ -18,29 +17,21 @@ are redrawn in the theme's colours) and each page shows real content.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
 from pathlib import Path
 
 import httpx
 import pytest
-from PySide6.QtCore import QSize, QUrl
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from fake_hub import FakeFile, FakeHub
-from hearth.chats import ApprovedBy, ChatStore, ToolCallRecord, ToolOutcome
-from hearth.chats.attachments import PassageHit
-from hearth.chats.doc_parse import ParsedDocument, Section
+from hearth.chats import ChatStore
 from hearth.chats.images import check_image
 from hearth.hub import DownloadState
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.supervisor.residency_loads import load_beside
-from hearth.tools.chat_loop import ToolRequest
-from hearth.ui.chat.tool_approval import ApprovalDialog
-from hearth.ui.chat.tool_fold import TOOL_SCHEME
 from hearth.ui.pages.services import AppServices
 from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
@@ -48,14 +39,11 @@ from hearth.ui.style.tokens import BY_NAME
 from hearth.ui.welcome import first_run
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 from image_files import picture_png
+from screenshot_saving import NARROW, SIZE, THEMES, fit_dialog, save_shot
 from server_process import free_port
 
 pytestmark = pytest.mark.ui
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-SIZE = (1400, 900)
-NARROW = (900, 650)
-THEMES = ("light", "dark")
 REPO = "hearth/tiny-GGUF"
 Q8, Q4 = "tiny-Q8_0.gguf", "tiny-Q4_K_M.gguf"
 MODEL_CARD = """---
@@ -106,20 +94,6 @@ See the [io docs](https://docs.python.org/3/library/io.html) for buffering optio
 """
 
 
-def _save(widget: QWidget, tmp_path: Path, name: str) -> Path:
-    out = tmp_path / f"{name}.png"
-    assert widget.grab().save(str(out))
-    if os.environ.get("HEARTH_SAVE_DOCS_SCREENSHOT"):
-        DOCS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out, DOCS / out.name)
-    return out
-
-
-def _fit_dialog(dialog: QWidget, size: tuple[int, int]) -> None:
-    """A dialog as it opens on a screen of ``size``: its own size, within the screen."""
-    hint = dialog.sizeHint().expandedTo(dialog.minimumSize())
-    natural = dialog.size().expandedTo(hint)
-    dialog.resize(min(natural.width(), size[0] - 40), min(natural.height(), size[1] - 40))
 
 
 @pytest.fixture
@@ -172,7 +146,7 @@ def test_screenshots_in_both_themes(
 
     async def shot(name: str) -> None:
         await asyncio.sleep(0.05)  # a page just shown lays itself out on the next turn
-        _save(window, tmp_path, name)
+        save_shot(window, tmp_path, name)
 
     async def themed(theme: str) -> None:
         apply_theme(theme)
@@ -202,9 +176,9 @@ def test_screenshots_in_both_themes(
         for theme in THEMES:
             await themed(theme)
             for name, dialog in (("welcome", welcome), ("load", load)):
-                _fit_dialog(dialog, size)
+                fit_dialog(dialog, size)
                 await asyncio.sleep(0.05)
-                _save(dialog, tmp_path, f"{name}{suffix}-{theme}")
+                save_shot(dialog, tmp_path, f"{name}{suffix}-{theme}")
         welcome.close()
         load.reject()
 
@@ -323,112 +297,3 @@ def test_screenshots_in_both_themes(
         await arun.wait_until(lambda: closed, 30, "the window to close")
 
     arun(scenario(), timeout=300)
-
-
-DOC_QUESTION = "Who was harbour master of Port Elwyn, and from when?"
-DOC_ANSWER = (
-    "**Marisol Quint** was appointed harbour master of Port Elwyn in **1987** "
-    "(handbook, page 214). The staff list in your notes still names her in that role."
-)
-TIME_QUESTION = "It's 4:30 pm in Lisbon. What time is that in Tokyo?"
-TIME_ARGUMENTS = json.dumps(
-    {"source_timezone": "Europe/Lisbon", "time": "16:30", "target_timezone": "Asia/Tokyo"}
-)
-TIME_RESULT = json.dumps(
-    {
-        "source": {"timezone": "Europe/Lisbon", "datetime": "2026-06-12T16:30:00+01:00"},
-        "target": {"timezone": "Asia/Tokyo", "datetime": "2026-06-13T00:30:00+09:00"},
-        "time_difference": "+8.0h",
-    },
-    indent=2,
-)
-TIME_ANSWER = "4:30 pm in Lisbon is **0:30 am the next day** in Tokyo (8 hours ahead)."
-
-
-def _documents_and_tools_chat(store: ChatStore) -> int:
-    """A chat with two documents (one indexed, one whole), a reply with its sources and
-    a reply that called a tool, as the store keeps them."""
-    conv = store.create_conversation("Port Elwyn handbook")
-    handbook = ParsedDocument(
-        "handbook.pdf",
-        "pdf",
-        tuple(Section(f"Page {n}: the team reviewed the harbour schedule.", page=n)
-              for n in range(1, 301)),
-        pages=300,
-    )  # fmt: skip
-    store.attachments.add(conv.id, handbook, "indexed")
-    notes = ParsedDocument("staff-notes.md", "text", (Section("Harbour staff, 1990.", line=1),))
-    store.attachments.add(conv.id, notes, "inline")
-    store.add_message(conv.id, "user", DOC_QUESTION)
-    answer = store.add_message(conv.id, "assistant", DOC_ANSWER)
-    store.attachments.add_sources(answer.id, [
-        PassageHit(0, "handbook.pdf", "Marisol Quint was appointed harbour master of Port"
-                   " Elwyn in 1987.", 214, None, 0.9),
-        PassageHit(0, "handbook.pdf", "The harbour master keeps the tide tables.", 37, None, 0.4),
-        PassageHit(0, "staff-notes.md", "Harbour master: M. Quint.", None, 12, 0.3),
-    ])  # fmt: skip
-    store.add_message(conv.id, "user", TIME_QUESTION)
-    reply = store.add_message(conv.id, "assistant", TIME_ANSWER)
-    store.tool_calls.add(reply.id, ToolCallRecord(
-        0, 0, "call-1", "time", "convert_time", TIME_ARGUMENTS, TIME_RESULT, ToolOutcome.OK,
-        0.42, ApprovedBy.ONCE,
-    ))  # fmt: skip
-    return conv.id
-
-
-def test_tool_and_document_screenshots_in_both_themes(
-    qtbot: QtBot, arun, tmp_path: Path, offline_window: MainWindow, tiny_model_q8: Path
-) -> None:
-    """The approval dialog (server, tool, every argument) and a chat with its document
-    chips, a reply's sources folded open and a tool call folded open, in both themes:
-    ``tool-approval-<theme>.png`` and ``chat-documents-<theme>.png``."""
-    window = offline_window
-    window.resize(*SIZE)
-    window.show()
-    view = window.chat_view
-
-    def link(prefix: str) -> str:
-        block = view.transcript.document().begin()
-        while block.isValid():
-            fragments = block.begin()
-            while not fragments.atEnd():
-                fmt = fragments.fragment().charFormat()
-                if fmt.isAnchor() and fmt.anchorHref().startswith(prefix):
-                    return fmt.anchorHref()
-                fragments += 1
-            block = block.next()
-        raise AssertionError(f"no {prefix} link")
-
-    async def scenario() -> None:
-        window.open_model(tiny_model_q8)  # as in use: a model in the top bar
-        await arun.wait_until(
-            lambda: window.supervisor.status.state is WorkerState.READY, 120, "the model"
-        )
-        cid = await window.chats_db.run(_documents_and_tools_chat)
-        await window.sidebar.refresh()
-        await window.chat.open_conversation(cid)
-        await arun.wait_until(lambda: len(view.documents.chips) == 2, 10, "the chips")
-        view.transcript.anchorClicked.emit(QUrl(link("msg:sources:")))
-        view.transcript.anchorClicked.emit(QUrl(link(TOOL_SCHEME)))
-        text = view.transcript_text()
-        assert "[1] handbook.pdf, page 214" in text and "staff-notes.md, line 12" in text
-        assert '"target_timezone": "Asia/Tokyo"' in text and '"time_difference"' in text
-        assert "Called convert_time · time · 0.42 s · allowed once" in text
-        chips = [chip.label.text() for chip in view.documents.chips.values()]
-        assert chips[0].startswith("handbook.pdf · indexed") and "staff-notes.md" in chips[1]
-        request = ToolRequest("time", "convert_time", TIME_ARGUMENTS, json.loads(TIME_ARGUMENTS))
-        dialog = ApprovalDialog(request, window)
-        dialog.show()
-        for theme in THEMES:
-            apply_theme(theme)
-            await asyncio.sleep(0.05)  # palette events
-            view.transcript.verticalScrollBar().setValue(0)
-            await asyncio.sleep(0.05)
-            _save(window, tmp_path, f"chat-documents-{theme}")
-            _fit_dialog(dialog, SIZE)
-            await asyncio.sleep(0.05)
-            assert dialog.arguments.toPlainText() == request.pretty_arguments  # all of it
-            _save(dialog, tmp_path, f"tool-approval-{theme}")
-        dialog.close()
-
-    arun(scenario())

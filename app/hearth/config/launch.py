@@ -362,7 +362,8 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_MIN_TOKENS})")
     residency = ResidencySettings()
     add("--max-models", type=_positive, default=residency.max_models, metavar="N",
-        help="models loaded at once; the least recently used idle one makes room "
+        help="models loaded at once; the least recently used idle one loaded on demand "
+        "makes room, never one loaded with --model or the admin load "
         f"(default {residency.max_models})")
     add("--memory-budget", type=_gib, default=None, metavar="GIB",
         help="memory every loaded model may hold together (default: usable RAM plus VRAM, "

@@ -107,7 +107,8 @@ class ModelsBox(Section):
         self.add_row(
             "Models loaded at once",
             self.max_models_spin,
-            "Past this, loading one more unloads the least recently used idle model.",
+            "Past this, the least recently used idle model an app loaded on demand makes "
+            "room; models you load stay until you eject them.",
         )
         self.add_row(
             "Memory budget",

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,10 +45,12 @@ from hearth.ui.pages.settings.tools_runs import ServerRuns, state_text
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
+from hearth.ui.widgets.page_style import fit_height_to_rows
 from hearth.ui.widgets.section import Message, Section
 from hearth.ui.widgets.switch import Switch
 
 log = logging.getLogger(__name__)
+_RESTYLED = (QEvent.Type.StyleChange, QEvent.Type.FontChange, QEvent.Type.Polish)
 
 DESCRIPTION = (
     "MCP servers give a chat's model tools to call: a clock, a search, your files. The "
@@ -103,6 +105,11 @@ class ToolsBox(Section):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        # one line a server, its height counted below: a long command is cut in the
+        # middle (the whole of it is the cell's tooltip), never wrapped past the table
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.installEventFilter(self)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
@@ -155,6 +162,18 @@ class ToolsBox(Section):
             return self._reading  # one read at a time (it began just now)
         self._reading = self._tasks.spawn(self._refresh(), name="tools-refresh")
         return self._reading
+
+    def _fit_table(self) -> None:
+        """The table as tall as its rows: again after a theme switch, whose style sheet
+        changes the header's and the rows' padding."""
+        self.table.resizeRowsToContents()  # the switches set a row's height
+        fit_height_to_rows(self.table)  # the header as styled, each row as laid out
+        self.table.setFixedHeight(min(MAX_TABLE_PX, self.table.maximumHeight()))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.table and event.type() in _RESTYLED:
+            QTimer.singleShot(0, self._fit_table)  # once the new style is applied
+        return super().eventFilter(watched, event)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -221,9 +240,7 @@ class ToolsBox(Section):
         self.table.setVisible(not empty)
         for button in (self.add_button, self.json_button):  # edits need the file read first
             button.setEnabled(self.loaded)
-        rows = self.table.verticalHeader().length()
-        header_px = self.table.horizontalHeader().sizeHint().height()
-        self.table.setFixedHeight(min(MAX_TABLE_PX, header_px + rows + 2 * self.table.frameWidth()))
+        self._fit_table()
         primary = empty and self.loaded  # the next step when there is none
         if self.add_button.property("primary") != primary:
             self.add_button.setProperty("primary", primary)
