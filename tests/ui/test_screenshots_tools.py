@@ -171,8 +171,10 @@ def test_settings_tools_screenshot_in_both_themes(
         for theme in THEMES:
             apply_theme(theme)
             await asyncio.sleep(0.05)  # palette events
-            bar = box.table.verticalScrollBar()  # the table refits to the theme's padding
-            await arun.wait_until(lambda: not bar.isVisible(), 5, "both servers in view")
+            # the table refits to the theme's padding: both servers in view, no scrollbar
+            await arun.wait_until(
+                lambda: not box.table.verticalScrollBar().isVisible(), 5, "both servers in view"
+            )
             save_shot(window, tmp_path, f"settings-tools-{theme}")
         await box.close_servers()
 
