@@ -26,7 +26,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hearth.core.errors import HearthError, ModelNotFoundError, ModelNotLoadedError
+from hearth.core.errors import (
+    HearthError,
+    ModelNotFoundError,
+    ModelNotLoadedError,
+    ModelsBusyError,
+)
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.core.residency import (
     DEFAULT_JIT_TTL_S,
@@ -315,6 +320,11 @@ class ModelManager:
                 attempt, model_id=model_id_for(Path(config.model_path)),
                 blocked_by=lambda: [r.info.id for r in self.residency.blockers()],
             )  # fmt: skip
+        except ModelsBusyError as exc:  # it waited past the queue's bound, never begun
+            if announced and self._pending is config:  # its outcome, not "loading" forever
+                self._pending = None
+                self._loader.refused(config, exc)
+            raise
         finally:
             self._changed()
         return outcome if isinstance(outcome, Resident) else None
