@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
@@ -21,89 +19,43 @@ import ollama
 import openai
 import pytest
 
-from hearth.library.library import Library
 from hearth.supervisor.client import WorkerClient
 from hearth.supervisor.client_types import WorkerError
 from hearth.supervisor.launch_options import LoadOptions
 from hearth.supervisor.residency_loads import load_beside
-from server_process import ServeProcess, start_serve
+from residency_serving import (
+    F16,
+    LONG_CTX,
+    Q4,
+    Q8,
+    chat,
+    lifecycle_events,
+    long_stream,
+    openai_client,
+    ps_names,
+    status_of,
+    three_models,
+)
+from server_process import start_serve
 
-F16, Q8, Q4 = "hearth-tiny-F16", "hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M"
-
-
-@pytest.fixture
-def three_models(tiny_model_f16: Path, tiny_model_q8: Path, tiny_model_q4km: Path) -> None:
-    library = Library()
-    for path in (tiny_model_f16, tiny_model_q8, tiny_model_q4km):
-        library.import_in_place(path)
-
-
-def _status(url: str) -> dict:
-    return httpx.get(f"{url}/hearth/v1/status").json()
-
-
-def _ps(url: str) -> list[str]:
-    return sorted(
-        m["name"].removesuffix(":latest") for m in httpx.get(f"{url}/api/ps").json()["models"]
-    )
-
-
-def _client(server: ServeProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{server.base_url}/v1", api_key="unused", max_retries=0)
-
-
-def _chat(client: openai.OpenAI, model: str) -> str:
-    reply = client.chat.completions.create(
-        model=model, messages=[{"role": "user", "content": "hi"}], max_tokens=3
-    )
-    return reply.model
-
-
-# Enough tokens to outlast a test's waits (seconds) on a fast machine: the servers that
-# hold such a stream have LONG_CTX per slot.
-LONG_TOKENS, LONG_CTX = 8000, 8192
-
-
-@contextlib.contextmanager
-def long_stream(url: str, model: str) -> Iterator[Iterator[dict]]:
-    """A streamed completion on ``model`` that runs until the block ends (no end of
-    text, far more tokens than the test needs): its chunks, once the first has come."""
-    body = {"model": model, "prompt": "x", "max_tokens": LONG_TOKENS, "stream": True,
-            "logit_bias": {"2": -100}}  # fmt: skip
-    with httpx.stream("POST", f"{url}/v1/completions", json=body, timeout=120) as response:
-        assert response.status_code == 200
-
-        def chunks() -> Iterator[dict]:
-            for line in response.iter_lines():
-                if line.startswith("data: {"):
-                    yield json.loads(line[6:])
-
-        stream = chunks()
-        first = next(stream)
-        assert "error" not in first
-
-        def from_first() -> Iterator[dict]:
-            yield first
-            yield from stream
-
-        yield from_first()
+__all__ = ["three_models"]  # the fixture, used by name
 
 
 def test_two_models_serve_concurrent_requests_by_name(three_models, tmp_path):
     """Chat requests to two models at once are each answered by the model they name,
     both stay loaded (one load each), and an embedding model answers beside them."""
     server = start_serve(None, tmp_path, parallel=2)
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
         with concurrent.futures.ThreadPoolExecutor(6) as pool:
             names = [Q8, Q4] * 3
-            answered = list(pool.map(lambda m: _chat(client, m), names))
+            answered = list(pool.map(lambda m: chat(client, m), names))
         assert answered == names
-        assert _ps(url) == sorted([Q8, Q4])
+        assert ps_names(url) == sorted([Q8, Q4])
         for entry in httpx.get(f"{url}/api/ps").json()["models"]:  # Ollama's shape
             assert 0 <= entry["size_vram"] <= entry["size"] and entry["size"] > 0
             assert entry["expires_at"].endswith("Z") and entry["context_length"] == 512
-        status = _status(url)
+        status = status_of(url)
         assert status["load_id"] == 2  # one load per model, whatever the order of arrival
         assert sorted(m["info"]["id"] for m in status["models"]) == sorted([Q8, Q4])
         assert all(m["memory_bytes"] > 0 and not m["pinned"] for m in status["models"])
@@ -118,8 +70,8 @@ def test_two_models_serve_concurrent_requests_by_name(three_models, tmp_path):
 
         vectors = client.embeddings.create(model=F16, input=["a b c", "d e"])
         assert vectors.model == F16 and len(vectors.data) == 2
-        assert _chat(client, Q8) == Q8  # the chat model is still there
-        assert _ps(url) == sorted([F16, Q8, Q4]) and _status(url)["load_id"] == 3
+        assert chat(client, Q8) == Q8  # the chat model is still there
+        assert ps_names(url) == sorted([F16, Q8, Q4]) and status_of(url)["load_id"] == 3
     finally:
         server.stop()
 
@@ -128,18 +80,18 @@ def test_no_reload_storm_when_two_models_take_turns(three_models, tmp_path):
     """A chat model and a completion model used in turn: 2 loads in 8 requests, not 8.
     Ollama's options.num_ctx under the model's context is served as is, no reload."""
     server = start_serve(None, tmp_path)
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
         for _ in range(4):
-            assert _chat(client, Q8) == Q8
+            assert chat(client, Q8) == Q8
             done = client.completions.create(model=Q4, prompt="def f(", max_tokens=3)
             assert done.model == Q4
-        assert _status(url)["load_id"] == 2
-        assert _ps(url) == sorted([Q8, Q4])
+        assert status_of(url)["load_id"] == 2
+        assert ps_names(url) == sorted([Q8, Q4])
         small = ollama.Client(host=url).generate(
             model=Q8, prompt="x", options={"num_ctx": 128, "num_predict": 2}
         )
-        assert small.done and _status(url)["load_id"] == 2
+        assert small.done and status_of(url)["load_id"] == 2
     finally:
         server.stop()
 
@@ -154,12 +106,12 @@ def test_the_least_recently_used_idle_model_makes_room(three_models, tmp_path, l
     """Past the count or the memory budget, a third model evicts the idle model used
     least recently."""
     server = start_serve(None, tmp_path, *limit)
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
         for model in (Q8, Q4, Q8):  # Q4 is now the least recently used
-            assert _chat(client, model) == model
-        assert _chat(client, F16) == F16
-        assert _ps(url) == sorted([Q8, F16])
+            assert chat(client, model) == model
+        assert chat(client, F16) == F16
+        assert ps_names(url) == sorted([Q8, F16])
         assert f"evicting {Q4}" in server.log_text()
         assert "estimated" in server.log_text() and "measured" in server.log_text()
     finally:
@@ -170,15 +122,15 @@ def test_a_busy_model_is_never_evicted(three_models, tmp_path):
     """The least recently used model is streaming: the third model evicts the idle one
     instead, and the stream runs on without an error."""
     server = start_serve(None, tmp_path, "--max-models", "2", ctx=LONG_CTX, parallel=2)
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
-        assert _chat(client, Q4) == Q4
+        assert chat(client, Q4) == Q4
         with long_stream(url, Q8) as chunks:
-            assert _chat(client, Q4) == Q4  # Q8, streaming, is now the least recent
-            busy = {m["info"]["id"]: m["busy_slots"] for m in _status(url)["models"]}
+            assert chat(client, Q4) == Q4  # Q8, streaming, is now the least recent
+            busy = {m["info"]["id"]: m["busy_slots"] for m in status_of(url)["models"]}
             assert busy[Q8] == 1
-            assert _chat(client, F16) == F16
-            assert _ps(url) == sorted([Q8, F16])
+            assert chat(client, F16) == F16
+            assert ps_names(url) == sorted([Q8, F16])
             later = [next(chunks) for _ in range(5)]
             assert not any("error" in c for c in later)
             assert all(c["choices"][0]["finish_reason"] is None for c in later)
@@ -192,12 +144,12 @@ def test_a_load_past_the_queue_bound_is_a_503_with_retry_after(three_models, tmp
     Ollama's own error shapes; the busy model's stream is untouched."""
     server = start_serve(None, tmp_path, "--max-models", "1", "--load-queue-timeout", "1",
                          ctx=LONG_CTX, parallel=2)  # fmt: skip
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
         with long_stream(url, Q8) as chunks:
             started = time.monotonic()
             with pytest.raises(openai.APIStatusError) as refused:
-                _chat(client, Q4)
+                chat(client, Q4)
             assert 0.9 < time.monotonic() - started < 10
             assert refused.value.status_code == 503
             assert refused.value.response.headers["Retry-After"].isdigit()
@@ -216,7 +168,7 @@ def test_a_load_past_the_queue_bound_is_a_503_with_retry_after(three_models, tmp
                 f"{Q8}" in server.log_text()
             )
             assert not any("error" in c for c in (next(chunks) for _ in range(3)))
-        assert _ps(url) == [Q8]
+        assert ps_names(url) == [Q8]
     finally:
         server.stop()
 
@@ -230,10 +182,10 @@ def test_keep_alive_zero_unloads_only_its_model(three_models, tmp_path):
     try:
         for model in (Q8, Q4):
             assert ollama_client.generate(model=model, prompt="x", options={"num_predict": 2}).done
-        assert _ps(url) == sorted([Q8, Q4])
-        _client(server).completions.create(model=Q4, prompt="x", max_tokens=2,
+        assert ps_names(url) == sorted([Q8, Q4])
+        openai_client(server).completions.create(model=Q4, prompt="x", max_tokens=2,
                                            extra_body={"ttl": 30})  # fmt: skip
-        expires = {m["info"]["id"]: m["expires_at"] - time.time() for m in _status(url)["models"]}
+        expires = {m["info"]["id"]: m["expires_at"] - time.time() for m in status_of(url)["models"]}
         assert 20 < expires[Q4] <= 30 and 300 < expires[Q8] <= 600  # the JIT TTL
         with httpx.stream("GET", f"{url}/hearth/v1/events", params={"follow": "true"},
                           timeout=30) as events:  # fmt: skip
@@ -249,10 +201,10 @@ def test_keep_alive_zero_unloads_only_its_model(three_models, tmp_path):
                 elif unloaded and state["state"] == "ready":
                     assert state["model"] == Q4
                     break
-        assert _ps(url) == [Q4]
+        assert ps_names(url) == [Q4]
         unload = httpx.post(f"{url}/hearth/v1/unload", json={"model": Q4})
         assert unload.status_code == 200 and unload.json()["state"] == "idle"
-        assert _ps(url) == []
+        assert ps_names(url) == []
     finally:
         server.stop()
 
@@ -273,25 +225,17 @@ def test_an_admin_load_waits_for_a_busy_model_then_takes_its_place(three_models,
                 while (state := next(states))["state"] != "loading" or state["model"] != Q4:
                     pass
                 deadline = time.monotonic() + 30
-                while _status(url)["load_queue"] != 1:  # its first attempt found no room
+                while status_of(url)["load_queue"] != 1:  # its first attempt found no room
                     assert time.monotonic() < deadline
-                assert _ps(url) == [Q8]
+                assert ps_names(url) == [Q8]
             # The stream is closed: its slot frees, and the waiting load goes ahead.
             while (state := next(states))["state"] != "ready":
                 assert state["state"] in ("loading", "unloading"), state
             assert state["model"] == Q4
-        assert _ps(url) == [Q4]
-        assert [m["pinned"] for m in _status(url)["models"]] == [True]
+        assert ps_names(url) == [Q4]
+        assert [m["pinned"] for m in status_of(url)["models"]] == [True]
     finally:
         server.stop()
-
-
-@contextlib.contextmanager
-def _events(url: str, timeout: float = 60) -> Iterator[Iterator[dict]]:
-    """The lifecycle states from now on, as dicts."""
-    with httpx.stream("GET", f"{url}/hearth/v1/events", params={"follow": "true"},
-                      timeout=timeout) as events:  # fmt: skip
-        yield (json.loads(line[6:]) for line in events.iter_lines() if line.startswith("data: "))
 
 
 async def _app_load_alongside(url: str, path: Path) -> WorkerError:
@@ -312,10 +256,10 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
     serves. Once Q8 is
     unloaded, Q4 loads just in time."""
     server = start_serve(tiny_model_q8, tmp_path, "--max-models", "1")
-    url, client = server.base_url, _client(server)
+    url, client = server.base_url, openai_client(server)
     try:
         with pytest.raises(openai.APIStatusError) as refused:
-            _chat(client, Q4)
+            chat(client, Q4)
         assert refused.value.status_code == 503
         assert "Retry-After" not in refused.value.response.headers
         error = refused.value.response.json()["error"]
@@ -336,8 +280,8 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
         assert raw.status_code == 503 and Q8 in raw.json()["error"]  # Ollama's plain string
         assert f"load of {Q4} refused: the pinned models {Q8}" in server.log_text()
 
-        assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
-        assert [m["pinned"] for m in _status(url)["models"]] == [True]
+        assert ps_names(url) == [Q8] and chat(client, Q8) == Q8
+        assert [m["pinned"] for m in status_of(url)["models"]] == [True]
 
         alongside = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4})  # the same
         assert alongside.status_code == 503
@@ -346,11 +290,11 @@ def test_a_request_never_evicts_the_user_s_model_it_is_told_how_to_free_it(
         assert httpx.get(f"{url}/health").json() == {"status": "ok", "model": Q8}
         app_failure = asyncio.run(_app_load_alongside(url, tiny_model_q4km))
         assert app_failure.code == "models_pinned" and "Replace" in app_failure.message
-        assert _ps(url) == [Q8] and _chat(client, Q8) == Q8
+        assert ps_names(url) == [Q8] and chat(client, Q8) == Q8
 
         assert httpx.post(f"{url}/hearth/v1/unload", json={"model": Q8}).status_code == 200
-        assert _chat(client, Q4) == Q4
-        assert _ps(url) == [Q4]
+        assert chat(client, Q4) == Q4
+        assert ps_names(url) == [Q4]
     finally:
         server.stop()
 
@@ -362,12 +306,12 @@ def test_a_user_s_load_with_replace_takes_the_pinned_model_s_place(
     server = start_serve(tiny_model_q8, tmp_path, "--max-models", "1")
     url = server.base_url
     try:
-        with _events(url) as states:
+        with lifecycle_events(url) as states:
             started = httpx.post(f"{url}/hearth/v1/load", json={"model": Q4, "replace": True})
             assert started.status_code == 202
             while (state := next(states))["state"] != "ready" or state["model"] != Q4:
                 assert state["state"] != "error", state
-        assert _ps(url) == [Q4]
-        assert [m["pinned"] for m in _status(url)["models"]] == [True]
+        assert ps_names(url) == [Q4]
+        assert [m["pinned"] for m in status_of(url)["models"]] == [True]
     finally:
         server.stop()

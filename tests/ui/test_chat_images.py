@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from hearth.chats import ChatStore, SamplingSettings
-from hearth.chats.images import check_image
+from hearth.chats.images import ImageData, check_image
 from hearth.server.openai_schemas import ChatCompletionRequest
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat.image_hint import VisionState
-from hearth.ui.chat.image_view import IMAGE_SCHEME, insert_images
+from hearth.ui.chat.image_view import IMAGE_SCHEME, ImageViewer, insert_images
 from hearth.ui.chat.rows import ConversationRef, NewConversation, TurnState, setup_rows
 from hearth.ui.chat.turns import Turn
 from hearth.ui.shell.main_window import MainWindow
@@ -205,8 +205,9 @@ def test_a_sent_image_is_kept_shown_exported_and_sent_again(
     assert red.image.sha256 in transcript.images  # drawn in the bubble
     viewer = transcript.show_image(red.image.sha256)  # a click on the thumbnail
     assert viewer is not None
-    pixmap = viewer.label.pixmap()
-    assert (pixmap.width(), pixmap.height()) == (40, 30)
+    qtbot.waitUntil(lambda: viewer.loaded)  # decoded on a worker thread
+    assert (viewer.picture.image.width(), viewer.picture.image.height()) == (40, 30)
+    assert viewer.picture.image.pixelColor(0, 0).getRgb()[:3] == (255, 0, 0)
     viewer.close()
 
     # The next turn sends it again, as the worker's OpenAI decoder reads it.
@@ -367,3 +368,57 @@ def test_a_large_photo_in_the_transcript_is_kept_small(photo: Path) -> None:
     drawn = document.resource(QTextDocument.ResourceType.ImageResource, name)
     assert isinstance(drawn, QImage)
     assert (drawn.width(), drawn.height()) == (213, 160)  # 7300x5480 in 320x160
+
+
+def _open_chat_with(arun, window: MainWindow, item: ImageData) -> None:
+    """A chat whose first message carries ``item``, opened in the window."""
+    state = TurnState(user=Turn("user", "Look", images=[item]), reply=Turn("assistant", ""),
+                      ref=ConversationRef())  # fmt: skip
+    new = NewConversation("tiny", "", SamplingSettings(), None)
+    window.chats_db.sync(lambda s: setup_rows(s, state, new))
+    assert state.ref.id is not None
+    arun(window.chat.open_conversation(state.ref.id))
+
+
+def test_a_large_photo_opens_full_size_off_the_qt_thread(
+    qtbot: QtBot, arun, window: MainWindow, photo: Path
+) -> None:
+    """A click on a photo's thumbnail opens the viewer at once, sized for the photo,
+    with a spinner; the event loop keeps turning while the 40 megapixels are decoded;
+    then the whole photo shows. Closed while it decodes, the viewer drops the decode."""
+    item = check_image(photo.read_bytes(), photo.name)
+    _open_chat_with(arun, window, item)
+    transcript = window.chat_view.transcript
+    probe = TickProbe()
+    probe.start()
+    viewer = transcript.show_image(item.image.sha256)
+    assert viewer is not None and not viewer.loaded
+    assert viewer.picture.accessibleName() == "Image, 7300 by 5480 pixels"
+    qtbot.waitUntil(viewer.spinner.isVisible)
+    assert viewer.spinner.turning and viewer.picture.image.isNull()
+    qtbot.waitUntil(lambda: viewer.loaded, timeout=60_000)
+    ticks, stall = probe.ticks, probe.stop()
+    print(f"opened with {ticks} ticks, longest stall {stall * 1000:.1f} ms")
+    # Decoding 40 MP on the Qt thread stalls it for 0.3-1.5 s (machine-dependent).
+    assert stall < 0.15, f"the event loop stalled {stall * 1000:.0f} ms"
+    assert ticks >= 5
+    assert (viewer.picture.image.width(), viewer.picture.image.height()) == (7300, 5480)
+    assert viewer.area.isVisible() and not viewer.spinner.isVisible()
+    viewer.close()
+
+    again = transcript.show_image(item.image.sha256)
+    assert again is not None
+    again.close()  # before the decode is done: its result is dropped
+    qtbot.waitUntil(again.task.done, timeout=60_000)
+    assert again.task.cancelled() and not again.loaded
+
+
+def test_an_image_that_cant_be_decoded_says_so_in_the_viewer(qtbot: QtBot, qloop) -> None:
+    """Bytes that are no picture (a damaged file in the data folder) give a line that
+    says so in the viewer, not an empty window nor an error."""
+    viewer = ImageViewer(png_bytes(40, 30)[:60])
+    qtbot.addWidget(viewer)
+    viewer.show()
+    qtbot.waitUntil(lambda: viewer.loaded)
+    assert viewer.message.isVisible() and "can't be shown" in viewer.message.text()
+    assert not viewer.area.isVisible()

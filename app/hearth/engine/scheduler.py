@@ -4,7 +4,8 @@ Each step builds a single ``llama_batch`` (batch.py) holding one token for every
 slot and equal prompt chunks for prefilling slots (bounded by ``n_ubatch`` while streams
 are decoding, so a long prompt never stalls them for long, and by ``n_batch`` otherwise),
 decodes it once, then samples each slot with its own chain.
-Requests join and leave between steps: continuous batching.
+Requests join and leave between steps: continuous batching; a joining request's slot is
+readied (KV reuse, prompt-cache restore, sampler) by slot_start.py.
 A decoding slot may bring drafted tokens (speculative.py): they are verified in the same
 decode, kept while the slot's own sampling agrees, and the rest trimmed from the KV cache.
 Events for clients leave through an outbox (outbox.py) as the next decode starts.
@@ -30,9 +31,7 @@ from hearth.engine.outbox import EventOutbox
 from hearth.engine.placement import Placement, place
 from hearth.engine.projector import Projector
 from hearth.engine.prompt_cache import PromptCache
-from hearth.engine.prompt_restore import window_kept
 from hearth.engine.rate import DecodeRate
-from hearth.engine.sampler import SamplerChain
 from hearth.engine.scheduler_status import (
     CompletedRequest,
     SchedulerStatus,
@@ -41,9 +40,9 @@ from hearth.engine.scheduler_status import (
     empty_usage,
     slot_timings,
 )
+from hearth.engine.slot_start import start_job
 from hearth.engine.slots import Job, Slot
 from hearth.engine.speculative import Speculator
-from hearth.engine.text_stream import TextStream
 from hearth.engine.token_reuse import TokenMemo, known_generation
 
 __all__ = ["CompletedRequest", "Scheduler", "SchedulerStatus", "SlotStatus"]
@@ -191,62 +190,10 @@ class Scheduler:
             started += 1
 
     def _start(self, placement: Placement, job: Job) -> None:
-        slot = placement.slot
-        memory = self._model.memory
-        for copy in placement.copies:
-            llama_cpp.llama_memory_seq_cp(memory, copy.source, copy.target, -1, -1)
-            self._spec.copy(copy.source, copy.target)
-            source, target = self._slots[copy.source], self._slots[copy.target]
-            target.keep(list(source.cached), source.pos_shift)
-            target.last_used = source.last_used
-            log.debug("slot %d: KV copied from slot %d", copy.target, copy.source)
-        n_common = min(placement.n_common, len(job.tokens) - 1)  # last token needs logits
-        # prompt cache: a longer prefix saved on disk than in any slot is loaded instead
-        saved, job.saved, disk = job.saved, None, self._disk
-        restored = disk.restore(slot.seq_id, job.tokens, n_common, saved) if disk else None
-        n_common = n_common if restored is None else restored
-        pos = n_common  # the KV cache is cut by position, which an image may shift
-        if job.media is not None:  # never keep part of an image
-            n_common = job.media.whole_prefix(n_common)
-            pos = job.media.pos_at(n_common)
-        cut = llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, pos, -1)
-        if not cut or not window_kept(self._model, slot.seq_id, pos):  # SWA: see there
-            llama_cpp.llama_memory_seq_rm(memory, slot.seq_id, -1, -1)
-            n_common = pos = 0
-        slot.keep(job.tokens[:n_common], pos - n_common)
-        slot.n_prompt = len(job.tokens)
-        slot.n_cached_at_start = n_common
-        slot.n_disk_at_start = restored or 0
-        slot.image_ms = 0.0
-        slot.image_tokens = 0
-        slot.checkpoint = disk.checkpoint_for(job.tokens, n_common) if disk else 0
-        slot.n_generated = 0
-        slot.pending_logprobs = []
-        slot.pending_token = None
-        slot.generated = []
-        slot.pieces = []
-        slot.started_at = time.perf_counter()
-        slot.first_token_at = 0.0
-        slot.prompt_done_at = 0.0
-        slot.stream = TextStream(job.params.stop)
-        # No drafts for a prompt with images: a drafter cannot read them. (So drafts
-        # only ever follow text, whose positions are its indices: a text prompt's
-        # prefix never reaches an image's stand-in ids, so its pos_shift is 0.)
-        self._spec.start(slot.seq_id, job.params.speculative and job.media is None)
-        try:
-            slot.sampler = SamplerChain(job.params, self._model.n_vocab, self._model.vocab)
-        except Exception as exc:
-            self._finish(slot, FinishReason.ERROR, error=str(exc))
-            return
-        params = job.params
-        penalised = (
-            params.repeat_penalty != 1.0 or params.frequency_penalty or params.presence_penalty
-        )
-        if penalised and not params.grammar:  # a grammar must not see the prompt
-            for token in job.tokens[-params.repeat_last_n :]:
-                if token >= 0:  # an image's stand-in ids are no tokens
-                    slot.sampler.accept(token)
-        log.debug("slot %d: %d prompt tokens, %d cached", slot.seq_id, slot.n_prompt, n_common)
+        error = start_job(self._model, self._slots, placement, job, spec=self._spec,
+                          disk=self._disk)  # fmt: skip
+        if error is not None:
+            self._finish(placement.slot, FinishReason.ERROR, error=error)
 
     def _drop_cancelled(self) -> None:
         for slot in self._slots:

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from hearth.core.model_info import ModelInfo
 from hearth.engine.prompt_cache import PromptCacheStatus
 from hearth.engine.scheduler_status import SchedulerStatus
+from hearth.server.load_routes import state_json
 from hearth.server.model_manager import ModelManager
 from hearth.server.model_state import LifecycleState
 from hearth.server.request_log import RequestLog, RequestLogEntry, RequestLogResponse
@@ -50,6 +51,10 @@ def admin_router(models: ModelManager, request_log: RequestLog | None = None) ->
 
     @router.get("/health")
     async def health() -> JSONResponse:
+        """200 when the server can answer: a model is ready, or none is loaded (a request
+        naming one loads it), or a load failed beside models that still serve (its
+        error in ``load``); 503 while a model loads or unloads (with its progress), and
+        "error" only when the last load failed and no model serves."""
         state = models.state
         if state.state is LifecycleState.READY:
             return JSONResponse({"status": "ok", "model": state.model_id})
@@ -62,6 +67,12 @@ def admin_router(models: ModelManager, request_log: RequestLog | None = None) ->
                 },
                 status_code=503,
             )
+        serving = models.residency.find(None)
+        if state.state is LifecycleState.ERROR and serving is not None:
+            # A load failed beside models that still serve: the server is healthy, and
+            # the failure is that load's outcome, reported as load status is.
+            body = {"status": "ok", "model": serving.info.id, "load": state_json(state)}
+            return JSONResponse(body)
         if state.state is LifecycleState.ERROR:
             return JSONResponse(
                 {"status": "error", "error": state.error, "model": state.model_id},

@@ -92,6 +92,12 @@ class ModelLoader:
         elif self.broadcast.state.state is not LifecycleState.ERROR:
             self.publish(LifecycleState.EMPTY)
 
+    def refused(self, config: LoadConfig, error: HearthError) -> None:
+        """A user's announced load that never began (busy models held its memory past
+        the queue's bound): its outcome is this error, as a failed load's would be."""
+        model_id = model_id_for(Path(config.model_path))
+        self.publish(LifecycleState.ERROR, model_id=model_id, error=error.message)
+
     def cancel(self) -> bool:
         """Cancel the running load; True if there was one."""
         self._cancel.set()

@@ -6,7 +6,8 @@ Every change goes through :class:`ModelManager`: the start-up load, ``POST
 and Ollama), an eviction, an idle unload, ``keep_alive``. One ``asyncio.Lock``
 serializes the changes, so two loads never overlap; requests to models already loaded
 never wait for it. The loaded models themselves, and the choice of which idle one makes
-room, are the :class:`~hearth.server.residency.Residency`'s; a load that only busy
+room, are the :class:`~hearth.server.residency.Residency`'s; which settings a name
+loads with, :class:`~hearth.server.load_targets.LoadTargets`'s; a load that only busy
 models stand in the way of waits in the bounded :class:`LoadQueue`. One state machine
 (:mod:`hearth.server.model_state`) says what the last change did; changes are pushed to
 waiters, never polled.
@@ -20,13 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hearth.core.errors import HearthError, ModelNotFoundError, ModelNotLoadedError
+from hearth.core.errors import (
+    HearthError,
+    ModelNotFoundError,
+    ModelNotLoadedError,
+    ModelsBusyError,
+)
 from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.core.residency import (
     DEFAULT_JIT_TTL_S,
@@ -37,17 +42,12 @@ from hearth.core.residency import (
     ResidencyLimits,
 )
 from hearth.engine.engine import Engine, model_id_for
-from hearth.server.catalog import (
-    CatalogEntry,
-    ModelCatalog,
-    model_matches,
-    not_found_message,
-    path_matches,
-)
+from hearth.server.catalog import CatalogEntry, ModelCatalog, model_matches
 from hearth.server.idle_unload import run_timer
 from hearth.server.load_queue import LoadQueue
+from hearth.server.load_targets import LoadTargets
 from hearth.server.model_loader import ModelLoader
-from hearth.server.model_state import LifecycleState, ModelState
+from hearth.server.model_state import ModelState
 from hearth.server.residency import Residency, Resident, using
 
 log = logging.getLogger(__name__)
@@ -74,14 +74,14 @@ class ModelManager:
     ) -> None:
         self.catalog = catalog
         self.residency = Residency(limits)
-        self._base = base_config
-        self._jit = jit
         self._initial = base_config if initial else None
         self._queue = LoadQueue(max_waiting=queue_size, timeout_s=queue_timeout_s)
         self._loader = ModelLoader(
             new_engine, self.residency, ttl_s=ttl_s, jit_ttl_s=jit_ttl_s,
             on_initial_failure=on_initial_failure,
         )  # fmt: skip
+        self._targets = LoadTargets(catalog, self._loader, self.residency, base=base_config,
+                                    initial=self._initial, jit=jit)  # fmt: skip
         self._lock = asyncio.Lock()
         self._requests: dict[str, contextlib.ExitStack] = {}
         self._background: set[asyncio.Task[object]] = set()
@@ -196,7 +196,7 @@ class ModelManager:
                 found = self.residency.find(requested)
                 if found is not None:
                     return found
-                config = self._target(requested)
+                config = self._targets.for_request(requested, self._pending)
                 failure = self._loader.failure(config, since=seen)
                 if failure is not None:
                     raise failure  # it failed while this request waited: don't retry
@@ -205,69 +205,18 @@ class ModelManager:
         finally:
             self._changed()  # the idle timer skips its turn while the lock is held
 
-    def _target(self, requested: str | None) -> LoadConfig:
-        pending = self._pending
-        if pending is not None and (not requested or path_matches(pending.model_path, requested)):
-            return pending
-        known = self._loader.known(requested) if requested else self._loader.last_good
-        if known is not None:  # loaded before (then unloaded): with its own settings
-            return known
-        if not requested:
-            raise ModelNotLoadedError(self._not_loaded_message())
-        entry = self.catalog.find(requested) if self.catalog is not None and self._jit else None
-        if entry is None:
-            raise ModelNotFoundError(not_found_message(requested, self.catalog, self._latest()))
-        return dataclasses.replace(
-            self._settings_base(), model_path=entry.path, mmproj_path=entry.projector
-        )
-
-    def _settings_base(self) -> LoadConfig:
-        return self._loader.last_good or self._initial or self._base
-
-    def _latest(self) -> ModelInfo | None:
-        resident = self.residency.find(None)
-        return resident.info if resident is not None else None
-
     def lookup(self, requested: str) -> Resident | CatalogEntry:
         """Describe a model without loading it."""
-        resident = self.residency.find(requested)
-        if resident is not None:
-            return resident
-        entry = self.catalog.find(requested) if self.catalog is not None else None
-        if entry is None:
-            raise ModelNotFoundError(not_found_message(requested, self.catalog, self._latest()))
-        return entry
+        return self._targets.lookup(requested)
 
     def available(self) -> list[CatalogEntry]:
         """Library models other than the loaded ones (which ModelInfo describes)."""
-        entries = self.catalog.entries() if self.catalog is not None else []
-        loaded = {r.info.path for r in self.residency}
-        return [e for e in entries if e.path not in loaded]
+        return self._targets.available()
 
     # ------------------------------------------------------------------ admin
     def config_for(self, requested: str, **changes: object) -> LoadConfig:
-        """The load an admin asked for: a library model (or one this server was started
-        with) by name, with the given settings over that model's last good ones.
-
-        Paths outside the library are refused with the same message whether or not
-        the file exists, so the route is no oracle for the worker's disk.
-        """
-        known = self._loader.known(requested)
-        initial = self._initial
-        if known is None and initial is not None and path_matches(initial.model_path, requested):
-            known = initial
-        if known is None:
-            entry = self.catalog.find(requested) if self.catalog is not None else None
-            if entry is None:
-                raise ModelNotFoundError(
-                    f"'{requested}' is not a model in the library. Add the file to the "
-                    "library first (hearth import PATH, or the app's Library page), then "
-                    "load it by name; GET /v1/models lists the names."
-                )
-            known = dataclasses.replace(
-                self._settings_base(), model_path=entry.path, mmproj_path=entry.projector
-            )
-        return dataclasses.replace(known, **changes)  # type: ignore[arg-type]
+        """The load an admin asked for, by name (``LoadTargets.for_admin``)."""
+        return self._targets.for_admin(requested, **changes)
 
     async def refuse_if_pinned(self, config: LoadConfig) -> None:
         """A user's load alongside that models the user loaded keep out is refused at
@@ -296,7 +245,7 @@ class ModelManager:
         alongside the others, or with ``replace`` instead of them."""
         resident = await self._load_user(config, replace=replace, announced=False)
         if resident is None:
-            raise ModelNotLoadedError(self._not_loaded_message())
+            raise ModelNotLoadedError(self._targets.not_loaded_message())
         return resident.info
 
     async def _load_user(
@@ -315,6 +264,11 @@ class ModelManager:
                 attempt, model_id=model_id_for(Path(config.model_path)),
                 blocked_by=lambda: [r.info.id for r in self.residency.blockers()],
             )  # fmt: skip
+        except ModelsBusyError as exc:  # it waited past the queue's bound, never begun
+            if announced and self._pending is config:  # its outcome, not "loading" forever
+                self._pending = None
+                self._loader.refused(config, exc)
+            raise
         finally:
             self._changed()
         return outcome if isinstance(outcome, Resident) else None
@@ -388,12 +342,6 @@ class ModelManager:
             self._publish_settled()
         self._changed()
         return all_idle
-
-    def _not_loaded_message(self) -> str:
-        state = self.state
-        if state.state is LifecycleState.ERROR:
-            return f"The model failed to load: {state.error}"
-        return "No model is loaded. Name a model from GET /v1/models, or load one first."
 
     async def close(self) -> None:
         """Stop background loads (server shutdown)."""

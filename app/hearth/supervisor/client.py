@@ -113,12 +113,15 @@ class WorkerClient:
         error = data.get("error")
         if isinstance(error, dict):
             error = error.get("message")
+        load = data.get("load")
+        load_error = load.get("error") if isinstance(load, dict) else None
         return Health(
             status=str(data.get("status") or ("ok" if resp.status_code == 200 else "error")),
             http_status=resp.status_code,
             model=opt_str(data.get("model")),
             progress=float(progress) if isinstance(progress, int | float) else None,
             error=opt_str(error),
+            load_error=opt_str(load_error),
         )
 
     async def models(self) -> list[str]:

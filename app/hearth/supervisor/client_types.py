@@ -38,13 +38,15 @@ class WorkerUnavailableError(WorkerError):
 
 @dataclass(frozen=True)
 class Health:
-    """What ``GET /health`` said. ``status`` is "ok", "loading" or "error"."""
+    """What ``GET /health`` said. ``status`` is "ok", "loading" or "error"; "ok" with a
+    ``load_error`` when the last load failed but other models serve."""
 
     status: str
     http_status: int
     model: str | None = None
     progress: float | None = None
     error: str | None = None
+    load_error: str | None = None  # a load that failed beside models that still serve
 
     @property
     def ok(self) -> bool:

@@ -87,8 +87,9 @@ async def load_beside(
             if loaded is not None:
                 return loaded
             health = await client.health()
-            if health.status == "error":
-                raise ModelLoadError(health.error or f"The worker could not load {path.name}.")
+            failure = health.error if health.status == "error" else health.load_error
+            if health.status == "error" or failure is not None:
+                raise ModelLoadError(failure or f"The worker could not load {path.name}.")
             if on_progress is not None:
                 on_progress(health.progress if health.status == "loading" else None)
             if time.monotonic() > deadline:

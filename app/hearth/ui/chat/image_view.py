@@ -3,19 +3,24 @@
 Each image is a resource of the transcript's document, named ``hearth-image:<sha256>``,
 drawn at most ``THUMB_HEIGHT`` px tall and linked to the same name: a click opens
 :class:`ImageViewer` (the picture at its own size, scrolled if larger than the
-screen). The transcript keeps the bytes by sha256 for the viewer.
+screen), which decodes the whole picture on a worker thread behind a spinner, as the
+composer reads attachments (``image_attach``). The transcript keeps the bytes by
+sha256 for the viewer.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QGuiApplication,
     QImage,
+    QImageIOHandler,
     QImageReader,
-    QPixmap,
+    QPainter,
+    QPaintEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -25,10 +30,16 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QDialog, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from hearth.chats.images import ImageData
+from hearth.ui.chat.image_tray import Spinner
+from hearth.ui.tasks import TaskSet
+from hearth.ui.threads import in_thread
+
+log = logging.getLogger(__name__)
 
 IMAGE_SCHEME = "hearth-image:"
 THUMB_HEIGHT = 160  # px: an image in a user message, at most
 THUMB_WIDTH = 320
+SPINNER_SIDE = 48  # px: the viewer's spinner while the picture is decoded
 
 
 def insert_images(
@@ -83,23 +94,111 @@ def scaled_picture(data: bytes, width: int, height: int) -> QImage:
     return picture
 
 
+def picture_size(data: bytes) -> QSize:
+    """The picture's size as shown (turned as its EXIF says), from its header alone:
+    no pixel is decoded, so it is cheap on the Qt thread."""
+    buffer = QBuffer()
+    buffer.setData(QByteArray(data))
+    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+    reader = QImageReader(buffer)
+    size = reader.size()
+    turned = reader.transformation() & QImageIOHandler.Transformation.TransformationRotate90
+    buffer.close()
+    return size.transposed() if turned else size
+
+
+def full_picture(data: bytes) -> QImage:
+    """The whole picture in ``data``, turned as its EXIF says; a null image if it can't
+    be decoded. Blocking, and slow for a large photo (40 megapixels: a second or more,
+    160 MB): a worker thread's. A ``QImage``, which may cross threads."""
+    buffer = QBuffer()
+    buffer.setData(QByteArray(data))
+    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+    reader = QImageReader(buffer)
+    reader.setAutoTransform(True)
+    picture = reader.read()
+    if picture.isNull():
+        log.info("image not shown: %s", reader.errorString())
+    buffer.close()
+    return picture
+
+
+class Picture(QWidget):
+    """A picture at its own size. It paints the ``QImage`` the worker thread decoded,
+    only the part in view: no conversion to a pixmap of the whole photo on the Qt
+    thread."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.image = QImage()
+
+    def set_image(self, image: QImage) -> None:
+        self.image = image
+        self.setFixedSize(image.size())
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        if self.image.isNull():
+            return
+        painter = QPainter(self)
+        painter.drawImage(event.rect(), self.image, event.rect())
+        painter.end()
+
+
 class ImageViewer(QDialog):
-    """One image at its own size (scrolled when larger than the screen)."""
+    """One image at its own size (scrolled when larger than the screen).
+
+    It opens at once, sized from the picture's header, with a spinner in the picture's
+    place; the picture is decoded on a worker thread (a large photo takes a second or
+    more, and the window must keep turning meanwhile) and shown when ready (``ready``).
+    Closing the viewer first drops the decode's result."""
+
+    ready = Signal()
 
     def __init__(self, data: bytes, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("imageViewer")
         self.setWindowTitle("Image")
-        pixmap = QPixmap()
-        pixmap.loadFromData(data)
-        self.label = QLabel(self)
-        self.label.setPixmap(pixmap)
-        self.label.setAccessibleName(f"Image, {pixmap.width()} by {pixmap.height()} pixels")
-        area = QScrollArea(self)
-        area.setWidget(self.label)
+        size = picture_size(data)
+        self.picture = Picture(self)
+        self.picture.setAccessibleName(f"Image, {size.width()} by {size.height()} pixels")
+        self.spinner = Spinner(SPINNER_SIDE, self)
+        self.spinner.setAccessibleName("Opening the image")
+        self.message = QLabel(self)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.hide()
+        self.area = QScrollArea(self)
+        self.area.setWidget(self.picture)
+        self.area.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(area)
+        layout.addWidget(self.spinner, 0, Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.message)
+        layout.addWidget(self.area)
         screen = QGuiApplication.primaryScreen()
-        room = screen.availableSize() * 0.9 if screen is not None else pixmap.size()
-        self.resize(min(pixmap.width() + 4, room.width()), min(pixmap.height() + 4, room.height()))
+        room = screen.availableSize() * 0.9 if screen is not None else size
+        width = max(size.width() + 4, SPINNER_SIDE * 2)
+        height = max(size.height() + 4, SPINNER_SIDE * 2)
+        self.resize(min(width, room.width()), min(height, room.height()))
+        self._tasks = TaskSet()
+        self.task = self._tasks.spawn(self._open(data), name="image-viewer")
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the picture is shown (or was found unreadable)."""
+        return self.spinner.isHidden()
+
+    async def _open(self, data: bytes) -> None:
+        picture = await in_thread(full_picture, data)
+        self.spinner.hide()
+        if picture.isNull():
+            self.message.setText("This image can't be shown: it could not be decoded.")
+            self.message.show()
+        else:
+            self.picture.set_image(picture)
+            self.area.show()
+        self.ready.emit()
+
+    def done(self, result: int) -> None:
+        self._tasks.cancel_all()
+        super().done(result)

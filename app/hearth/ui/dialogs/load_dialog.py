@@ -12,7 +12,8 @@ change, a draft model included. The choices are remembered per model (by path).
 
 A remote model (``engine/model``) has no memory controls here (``load_remote``), and
 a GPU this llama.cpp build can't use is said with the command that rebuilds it
-(``hardware.offload_notice``); the estimate then counts the CPU, as the worker will.
+(``load_facts``, with the model's facts line); the estimate then counts the CPU, as
+the worker will.
 ``place_layers``, ``plain_load_error`` and ``saved_load_options`` stay importable here.
 """
 
@@ -25,10 +26,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from hearth.config.engines import EngineRegistry
-from hearth.config.launch import is_packaged
 from hearth.hardware import ContextPlan, MemoryBreakdown, SystemMemory, estimate_memory
 from hearth.hardware.fit import FitVerdict, estimate_fit
-from hearth.hardware.offload_notice import offload_notice
 from hearth.hardware.probe import probe_system
 from hearth.hardware.speed import Bandwidth, active_fraction, speed_for_layers
 from hearth.library import Library
@@ -39,6 +38,7 @@ from hearth.supervisor.client import ResidencyStatus
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_choices import choices_to_save, model_key, saved_load_options
 from hearth.ui.dialogs.load_errors import plain_load_error
+from hearth.ui.dialogs.load_facts import facts_line, offload_for
 from hearth.ui.dialogs.load_form import (
     DEFAULT_CONTEXT,
     FLASH_CHOICES,
@@ -261,12 +261,7 @@ class LoadDialog(QDialog):
         if self.system is None:
             self.system = await in_thread(probe_system)
         if self.backend is not None and self.system.gpus:
-            report = await in_thread(self.backend.report)
-            self.offload_text = offload_notice(
-                self.system, report.gpu_offload, packaged=is_packaged(), probe_error=report.error
-            )
-            if not report.gpu_offload:  # the worker will run on the CPU: estimate that
-                self.system = self.system.without_gpus()
+            self.system, self.offload_text = await offload_for(self.system, self.backend)
             self.offload_label.setText(self.offload_text or "")
             self.offload_label.setVisible(self.offload_text is not None)
         self._set_meta(meta)
@@ -295,16 +290,7 @@ class LoadDialog(QDialog):
             self.ctx_spin.setValue(min(DEFAULT_CONTEXT, meta.context_length))
         self._update_ctx_warning()
         self.format_combo.show_detected(meta.chat_template)
-        gpus = ", ".join(g.name for g in self.system.gpus) if self.system else ""
-        parts = [
-            meta.architecture,
-            meta.parameter_label,
-            meta.quantization,
-            f"{n_layers} layers",
-            f"trained context {meta.context_length or '?'}",
-        ]
-        cpu_note = "" if gpus or self.offload_text else "\nNo GPU found: the model runs on the CPU."
-        self.info_label.setText(" · ".join(p for p in parts if p) + cpu_note)
+        self.info_label.setText(facts_line(meta, self.system, self.offload_text))
         self._update_estimate()
         if not saved and self.system is not None and self.system.gpus:
             self.auto_fit()
