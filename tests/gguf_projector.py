@@ -21,10 +21,10 @@ from pathlib import Path
 import gguf
 import numpy as np
 
+from gguf_factory import write_file
 from gguf_vision import (
     add_flat,
     add_layer_shapes,
-    finish,
     scaled_normal,
     start_projector,
     tensor_name,
@@ -112,5 +112,5 @@ def write_projector(
         data = scaled_normal(rng, shape, shape[0] if inp_proj else int(np.prod(shape[1:])))
         is_pos = tname.startswith(gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.V_ENC_EMBD_POS])
         w.add_tensor(tname, data if is_pos else data.astype(np.float16))
-    finish(w)
+    write_file(w)
     return path

@@ -36,11 +36,10 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from gguf_factory import VOCAB
+from gguf_factory import VOCAB, write_file
 from gguf_vision import (
     add_flat,
     add_layer_shapes,
-    finish,
     finish_text,
     scaled_normal,
     start_projector,
@@ -132,7 +131,7 @@ def write_qwen2vl_projector(
             continue
         data = scaled_normal(rng, shape, int(np.prod(shape[1:])))
         w.add_tensor(tname, data.astype(np.float16))
-    finish(w)
+    write_file(w)
     return path
 
 

@@ -21,8 +21,8 @@ fused ``attn_qkv`` and 2D rotary positions, ``v.post_ln``, then 2x2 neighbouring
 patches concatenated into ``mm.0`` -> GELU -> ``mm.2``. The text model is a Qwen3
 decoder (RMS norms on q and k, no biases).
 
-Both share gguf_factory's vocabulary and ChatML template. Tensor names and keys come
-from the ``gguf`` package's tables (llama.cpp's own), so they cannot drift.
+Vocabulary, template, names and the common writing steps are the Qwen2-VL pair's
+(tests/gguf_vision.py).
 """
 
 from __future__ import annotations
@@ -33,12 +33,11 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from gguf_factory import VOCAB
+from gguf_factory import VOCAB, write_file
 from gguf_vision import (
     LayerShapes,
     add_flat,
     add_layer_shapes,
-    finish,
     finish_text,
     scaled_normal,
     start_projector,
@@ -148,7 +147,7 @@ def write_qwen3vl_projector(path: Path, spec: Qwen3VLSpec | None = None, *, seed
             continue
         data = scaled_normal(rng, shape, int(np.prod(shape[1:])))
         w.add_tensor(tname, data.astype(np.float16))
-    finish(w)
+    write_file(w)
     return path
 
 

@@ -3,7 +3,8 @@
 Each of those writes one kind of projector or text model, but the parts common to all
 of them (tensor names from the ``gguf`` tables, the projector header llama.cpp's clip
 loader reads, a pre-norm ViT block's shapes, how norms, biases and matrices are filled,
-the text model's ChatML vocabulary and quiet output rows) live here once, so a fix to
+the text model's ChatML vocabulary and quiet output rows) live here once (the
+start and the end of any decoder file are gguf_factory's), so a fix to
 one is a fix to all. Each writer keeps its own key and tensor order: the files must stay
 byte for byte what the tests' greedy references were taken from.
 """
@@ -17,7 +18,15 @@ from typing import Protocol
 import gguf
 import numpy as np
 
-from gguf_factory import CHATML_TEMPLATE, VOCAB, add_tokenizer, non_normal_rows
+from gguf_factory import (
+    CHATML_TEMPLATE,
+    FILE_TYPES,
+    VOCAB,
+    add_tokenizer,
+    non_normal_rows,
+    start_model,
+    write_file,
+)
 
 # a layer's (weight, bias) numpy shapes, by tensor kind
 LayerShapes = dict[gguf.MODEL_TENSOR, tuple[tuple[int, ...], tuple[int, ...]]]
@@ -127,22 +136,13 @@ def scaled_normal(rng: np.random.Generator, shape: tuple[int, ...], fan_in: int)
 
 
 def start_text(path: Path, spec: TextShape, *, arch: gguf.MODEL_ARCH, name: str) -> gguf.GGUFWriter:
-    """A writer for an F16 text model holding its arch, the ChatML vocabulary's size, a
-    4096 context and the decoder's shapes up to the KV head count; the caller adds its
-    rope keys and ends with :func:`finish_text`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
-    w.add_type(gguf.GGUFType.MODEL)
-    w.add_name(name)
-    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16))
-    w.add_vocab_size(len(VOCAB.tokens))
-    w.add_context_length(4096)
-    w.add_embedding_length(spec.text_n_embd)
-    w.add_feed_forward_length(spec.text_n_ff)
-    w.add_block_count(spec.text_n_layer)
-    w.add_head_count(spec.text_n_head)
-    w.add_head_count_kv(spec.text_n_head_kv)
-    return w
+    """gguf_factory's start of an F16 decoder with the ChatML vocabulary and a 4096
+    context; the caller adds its rope keys and ends with :func:`finish_text`."""
+    return start_model(
+        path, arch, name=name, file_type=FILE_TYPES["F16"], n_vocab=len(VOCAB.tokens),
+        context_length=4096, n_embd=spec.text_n_embd, n_ff=spec.text_n_ff,
+        n_layer=spec.text_n_layer, n_head=spec.text_n_head, n_head_kv=spec.text_n_head_kv,
+    )  # fmt: skip
 
 
 def finish_text(
@@ -164,12 +164,4 @@ def finish_text(
         if tname == output:
             data[quiet] = 0.0
         w.add_tensor(tname, data.astype(np.float16))
-    finish(w)
-
-
-def finish(w: gguf.GGUFWriter) -> None:
-    """Write the header, the keys and the tensors, and close the file."""
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_file(w)
