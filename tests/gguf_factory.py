@@ -231,21 +231,14 @@ def write_llama(
     ``pooling`` type (and no chat template) makes an embedding model.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     wtype = np.float16 if dtype == "F16" else np.float32
 
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.LLAMA])
-    w.add_type(gguf.GGUFType.MODEL)
-    w.add_name(name)
-    w.add_file_type(FILE_TYPES[dtype])
-    w.add_vocab_size(len(vocab.tokens))
-    w.add_context_length(spec.context_length)
-    w.add_embedding_length(spec.n_embd)
-    w.add_feed_forward_length(spec.n_ff)
-    w.add_block_count(spec.n_layer)
-    w.add_head_count(spec.n_head)
-    w.add_head_count_kv(spec.n_head_kv)
+    w = start_model(
+        path, gguf.MODEL_ARCH.LLAMA, name=name, file_type=FILE_TYPES[dtype],
+        n_vocab=len(vocab.tokens), context_length=spec.context_length, n_embd=spec.n_embd,
+        n_ff=spec.n_ff, n_layer=spec.n_layer, n_head=spec.n_head, n_head_kv=spec.n_head_kv,
+    )  # fmt: skip
     w.add_rope_dimension_count(spec.head_dim)
     w.add_rope_freq_base(spec.rope_freq_base)
     w.add_layer_norm_rms_eps(spec.rms_eps)
@@ -275,12 +268,48 @@ def write_llama(
         if tname == output_name and quiet_rows is not None:
             data[quiet_rows] = 0.0
         w.add_tensor(tname, data.astype(wtype))
+    write_file(w)
+    return path
 
+
+def start_model(
+    path: Path,
+    arch: gguf.MODEL_ARCH,
+    *,
+    name: str,
+    file_type: int,
+    n_vocab: int,
+    context_length: int,
+    n_embd: int,
+    n_ff: int,
+    n_layer: int,
+    n_head: int,
+    n_head_kv: int,
+) -> gguf.GGUFWriter:
+    """A writer for a decoder GGUF of ``arch`` holding the keys every such file starts
+    with, in this order (the test files' bytes depend on it); the caller adds the
+    arch's own keys, the tokenizer and the tensors, then calls :func:`write_file`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
+    w.add_type(gguf.GGUFType.MODEL)
+    w.add_name(name)
+    w.add_file_type(file_type)
+    w.add_vocab_size(n_vocab)
+    w.add_context_length(context_length)
+    w.add_embedding_length(n_embd)
+    w.add_feed_forward_length(n_ff)
+    w.add_block_count(n_layer)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head_kv)
+    return w
+
+
+def write_file(w: gguf.GGUFWriter) -> None:
+    """Write the header, the keys and the tensors added to ``w``, and close the file."""
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    return path
 
 
 def write_tiny_llama(

@@ -17,7 +17,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from gguf_factory import FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows
+from gguf_factory import FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows, start_model, write_file
 
 N_LAYER = 6  # Gemma 3's pattern: layers 0-4 slide, layer 5 sees the whole context
 N_EMBD = 256
@@ -65,20 +65,12 @@ def write_tiny_gemma3(path: Path, *, sliding_window: int = 64, seed: int = 0) ->
     emits only normal pieces (control and byte rows of the tied embedding are zero) and
     never ends early, so replies have exact lengths."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    arch = gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.GEMMA3]
-    w = gguf.GGUFWriter(path, arch)
-    w.add_type(gguf.GGUFType.MODEL)
-    w.add_name("Hearth Tiny Gemma 3")
-    w.add_file_type(FILE_TYPES["F16"])
-    w.add_vocab_size(len(VOCAB.tokens))
-    w.add_context_length(4096)
-    w.add_embedding_length(N_EMBD)
-    w.add_feed_forward_length(N_FF)
-    w.add_block_count(N_LAYER)
-    w.add_head_count(N_HEAD)
-    w.add_head_count_kv(N_HEAD_KV)
+    w = start_model(
+        path, gguf.MODEL_ARCH.GEMMA3, name="Hearth Tiny Gemma 3", file_type=FILE_TYPES["F16"],
+        n_vocab=len(VOCAB.tokens), context_length=4096, n_embd=N_EMBD, n_ff=N_FF,
+        n_layer=N_LAYER, n_head=N_HEAD, n_head_kv=N_HEAD_KV,
+    )  # fmt: skip
     w.add_key_length(HEAD_DIM)
     w.add_value_length(HEAD_DIM)
     w.add_rope_freq_base(10000.0)
@@ -97,8 +89,5 @@ def write_tiny_gemma3(path: Path, *, sliding_window: int = 64, seed: int = 0) ->
         if tname == embd:
             data[quiet] = 0.0
         w.add_tensor(tname, data.astype(np.float16))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_file(w)
     return path

@@ -36,7 +36,17 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from gguf_factory import CHATML_TEMPLATE, FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows
+from gguf_factory import VOCAB, write_file
+from gguf_vision import (
+    add_flat,
+    add_layer_shapes,
+    finish_text,
+    scaled_normal,
+    start_projector,
+    start_text,
+    tensor_name,
+    vit_block_shapes,
+)
 
 
 @dataclass(frozen=True)
@@ -69,39 +79,23 @@ class Qwen2VLSpec:
         return self.text_n_embd // self.text_n_head
 
 
-def _name(kind: gguf.MODEL_TENSOR, suffix: str, bid: int = 0) -> str:
-    return gguf.TENSOR_NAMES[kind].format(bid=bid) + "." + suffix
-
-
 def projector_shapes(spec: Qwen2VLSpec, qwen25: bool = False) -> dict[str, tuple[int, ...]]:
     """numpy shapes (ggml ne reversed) of every tensor llama.cpp's merger reads."""
     t = gguf.MODEL_TENSOR
     d, ff, p, merged = spec.n_embd, spec.n_ff, spec.patch_size, spec.n_embd * 4
-    patch = _name(t.V_ENC_EMBD_PATCH, "weight")
+    patch = tensor_name(t.V_ENC_EMBD_PATCH, "weight")
     shapes: dict[str, tuple[int, ...]] = {
         patch: (d, 3, p, p),  # the temporal kernel's first frame ...
         patch + ".1": (d, 3, p, p),  # ... and its second (a still image feeds both)
-        _name(t.V_MMPROJ, "weight", 0): (merged, merged),
-        _name(t.V_MMPROJ, "bias", 0): (merged,),
-        _name(t.V_MMPROJ, "weight", 2): (spec.text_n_embd, merged),
-        _name(t.V_MMPROJ, "bias", 2): (spec.text_n_embd,),  # libmtmd's output width
+        tensor_name(t.V_MMPROJ, "weight", 0): (merged, merged),
+        tensor_name(t.V_MMPROJ, "bias", 0): (merged,),
+        tensor_name(t.V_MMPROJ, "weight", 2): (spec.text_n_embd, merged),
+        tensor_name(t.V_MMPROJ, "bias", 2): (spec.text_n_embd,),  # libmtmd's output width
     }
-    per_layer: dict[gguf.MODEL_TENSOR, tuple[tuple[int, ...], tuple[int, ...]]] = {
-        t.V_ENC_INPUT_NORM: ((d,), (d,)),
-        t.V_ENC_ATTN_Q: ((d, d), (d,)),
-        t.V_ENC_ATTN_K: ((d, d), (d,)),
-        t.V_ENC_ATTN_V: ((d, d), (d,)),
-        t.V_ENC_ATTN_O: ((d, d), (d,)),
-        t.V_ENC_POST_ATTN_NORM: ((d,), (d,)),
-        t.V_ENC_FFN_UP: ((ff, d), (ff,)),
-        t.V_ENC_FFN_DOWN: ((d, ff), (d,)),
-    }
+    per_layer = vit_block_shapes(d, ff)
     if qwen25:
         per_layer[t.V_ENC_FFN_GATE] = ((ff, d), (ff,))
-    for bid in range(spec.n_layer):
-        for kind, (weight, bias) in per_layer.items():
-            shapes[_name(kind, "weight", bid)] = weight
-            shapes[_name(kind, "bias", bid)] = bias
+    add_layer_shapes(shapes, per_layer, range(spec.n_layer))
     return shapes
 
 
@@ -119,25 +113,9 @@ def write_qwen2vl_projector(
     projector_type = kinds.QWEN25VL if qwen25 else kinds.QWEN2VL
     spec = spec or Qwen2VLSpec()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
 
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.MMPROJ])
-    w.add_type(gguf.GGUFType.MMPROJ)
-    w.add_name("Hearth Tiny Qwen2-VL Eyes")
-    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16))
-    w.add_clip_has_vision_encoder(True)
-    w.add_clip_projector_type(projector_type)
-    w.add_vision_image_size(spec.image_size)
-    w.add_vision_patch_size(spec.patch_size)
-    w.add_vision_embedding_length(spec.n_embd)
-    w.add_vision_feed_forward_length(spec.n_ff)
-    w.add_vision_block_count(spec.n_layer)
-    w.add_vision_head_count(spec.n_head)
-    w.add_vision_projection_dim(spec.text_n_embd)
-    w.add_vision_attention_layernorm_eps(spec.eps)
-    w.add_vision_image_mean([0.5, 0.5, 0.5])
-    w.add_vision_image_std([0.5, 0.5, 0.5])
+    w = start_projector(path, spec, name="Hearth Tiny Qwen2-VL Eyes", projector_type=projector_type)
     if qwen25:
         w.add_vision_use_silu(True)
         w.add_vision_window_size(spec.window_size)
@@ -148,14 +126,12 @@ def write_qwen2vl_projector(
     w.add_vision_max_pixels(spec.max_pixels)
 
     for tname, shape in projector_shapes(spec, qwen25).items():
-        if len(shape) == 1:  # norms and biases F32, as llama.cpp's converters write them
-            ones = tname.endswith(".weight")
-            w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
+        if len(shape) == 1:
+            add_flat(w, tname, shape)
             continue
-        fan_in = int(np.prod(shape[1:]))
-        data = rng.standard_normal(shape, dtype=np.float32) / np.float32(np.sqrt(fan_in))
+        data = scaled_normal(rng, shape, int(np.prod(shape[1:])))
         w.add_tensor(tname, data.astype(np.float16))
-    _finish(w)
+    write_file(w)
     return path
 
 
@@ -165,9 +141,9 @@ def text_shapes(spec: Qwen2VLSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
     d, ff = spec.text_n_embd, spec.text_n_ff
     kv = spec.text_n_head_kv * spec.text_head_dim
     shapes: dict[str, tuple[int, ...]] = {
-        _name(t.TOKEN_EMBD, "weight"): (n_vocab, d),
-        _name(t.OUTPUT_NORM, "weight"): (d,),
-        _name(t.OUTPUT, "weight"): (n_vocab, d),
+        tensor_name(t.TOKEN_EMBD, "weight"): (n_vocab, d),
+        tensor_name(t.OUTPUT_NORM, "weight"): (d,),
+        tensor_name(t.OUTPUT, "weight"): (n_vocab, d),
     }
     per_layer: dict[str, tuple[gguf.MODEL_TENSOR, tuple[int, ...]]] = {
         "attn_norm": (t.ATTN_NORM, (d,)),
@@ -186,49 +162,23 @@ def text_shapes(spec: Qwen2VLSpec, n_vocab: int) -> dict[str, tuple[int, ...]]:
     for bid in range(spec.text_n_layer):
         for role, (kind, shape) in per_layer.items():
             suffix = "bias" if role.endswith("_bias") else "weight"
-            shapes[_name(kind, suffix, bid)] = shape
+            shapes[tensor_name(kind, suffix, bid)] = shape
     return shapes
 
 
 def write_qwen2vl_text(path: Path, spec: Qwen2VLSpec | None = None, *, seed: int = 0) -> Path:
-    """Write the text model (F16, seeded); same arguments, same bytes. As with the tiny
-    llama, the output rows of control and byte tokens are zero, so greedy replies are
-    printable pieces and never end early: replies have exact lengths."""
+    """Write the text model (F16, seeded, gguf_vision's quiet output rows); same
+    arguments, same bytes."""
     spec = spec or Qwen2VLSpec()
     assert sum(spec.rope_sections) * 2 == spec.text_head_dim
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN2VL])
-    w.add_type(gguf.GGUFType.MODEL)
-    w.add_name("Hearth Tiny Qwen2-VL")
-    w.add_file_type(FILE_TYPES["F16"])
-    w.add_vocab_size(len(VOCAB.tokens))
-    w.add_context_length(4096)
-    w.add_embedding_length(spec.text_n_embd)
-    w.add_feed_forward_length(spec.text_n_ff)
-    w.add_block_count(spec.text_n_layer)
-    w.add_head_count(spec.text_n_head)
-    w.add_head_count_kv(spec.text_n_head_kv)
+    w = start_text(path, spec, arch=gguf.MODEL_ARCH.QWEN2VL, name="Hearth Tiny Qwen2-VL")
     w.add_rope_dimension_count(spec.text_head_dim)
     w.add_rope_dimension_sections(list(spec.rope_sections))
     w.add_rope_freq_base(10000.0)
     w.add_layer_norm_rms_eps(1e-6)
-    add_tokenizer(w, VOCAB)
-    w.add_chat_template(CHATML_TEMPLATE)
-
-    quiet = non_normal_rows(VOCAB)
-    output = _name(gguf.MODEL_TENSOR.OUTPUT, "weight")
-    for tname, shape in text_shapes(spec, len(VOCAB.tokens)).items():
-        if len(shape) == 1:
-            ones = tname.endswith(".weight")
-            w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
-            continue
-        data = rng.standard_normal(shape, dtype=np.float32) * 0.05
-        if tname == output:
-            data[quiet] = 0.0
-        w.add_tensor(tname, data.astype(np.float16))
-    _finish(w)
+    finish_text(w, text_shapes(spec, len(VOCAB.tokens)), rng)
     return path
 
 
@@ -241,10 +191,3 @@ def write_qwen2vl_pair(
     model = write_qwen2vl_text(directory / f"{name}-F16.gguf", spec, seed=seed)
     projector = write_qwen2vl_projector(directory / f"mmproj-{name}-F16.gguf", spec, qwen25=qwen25)
     return model, projector
-
-
-def _finish(w: gguf.GGUFWriter) -> None:
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()

@@ -21,8 +21,8 @@ fused ``attn_qkv`` and 2D rotary positions, ``v.post_ln``, then 2x2 neighbouring
 patches concatenated into ``mm.0`` -> GELU -> ``mm.2``. The text model is a Qwen3
 decoder (RMS norms on q and k, no biases).
 
-Both share gguf_factory's vocabulary and ChatML template. Tensor names and keys come
-from the ``gguf`` package's tables (llama.cpp's own), so they cannot drift.
+Vocabulary, template, names and the common writing steps are the Qwen2-VL pair's
+(tests/gguf_vision.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,17 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from gguf_factory import CHATML_TEMPLATE, FILE_TYPES, VOCAB, add_tokenizer, non_normal_rows
+from gguf_factory import VOCAB, write_file
+from gguf_vision import (
+    LayerShapes,
+    add_flat,
+    add_layer_shapes,
+    finish_text,
+    scaled_normal,
+    start_projector,
+    start_text,
+    tensor_name,
+)
 
 
 @dataclass(frozen=True)
@@ -72,29 +82,25 @@ class Qwen3VLSpec:
         return self.text_n_embd * (1 + len(self.deepstack_layers))
 
 
-def _name(kind: gguf.MODEL_TENSOR, suffix: str, bid: int = 0) -> str:
-    return gguf.TENSOR_NAMES[kind].format(bid=bid) + "." + suffix
-
-
 def projector_shapes(spec: Qwen3VLSpec) -> dict[str, tuple[int, ...]]:
     """numpy shapes (ggml ne reversed) of every tensor llama.cpp's qwen3vl merger reads."""
     t = gguf.MODEL_TENSOR
     d, ff, p, merged = spec.n_embd, spec.n_ff, spec.patch_size, spec.n_embd * 4
     side = spec.image_size // spec.patch_size
-    patch = _name(t.V_ENC_EMBD_PATCH, "weight")
+    patch = tensor_name(t.V_ENC_EMBD_PATCH, "weight")
     shapes: dict[str, tuple[int, ...]] = {
         patch: (d, 3, p, p),  # the temporal kernel's first frame ...
         patch + ".1": (d, 3, p, p),  # ... and its second (a still image feeds both)
-        _name(t.V_ENC_EMBD_PATCH, "bias"): (d,),
-        _name(t.V_ENC_EMBD_POS, "weight"): (side * side, d),
-        _name(t.V_POST_NORM, "weight"): (d,),
-        _name(t.V_POST_NORM, "bias"): (d,),
-        _name(t.V_MMPROJ, "weight", 0): (merged, merged),
-        _name(t.V_MMPROJ, "bias", 0): (merged,),
-        _name(t.V_MMPROJ, "weight", 2): (spec.text_n_embd, merged),
-        _name(t.V_MMPROJ, "bias", 2): (spec.text_n_embd,),
+        tensor_name(t.V_ENC_EMBD_PATCH, "bias"): (d,),
+        tensor_name(t.V_ENC_EMBD_POS, "weight"): (side * side, d),
+        tensor_name(t.V_POST_NORM, "weight"): (d,),
+        tensor_name(t.V_POST_NORM, "bias"): (d,),
+        tensor_name(t.V_MMPROJ, "weight", 0): (merged, merged),
+        tensor_name(t.V_MMPROJ, "bias", 0): (merged,),
+        tensor_name(t.V_MMPROJ, "weight", 2): (spec.text_n_embd, merged),
+        tensor_name(t.V_MMPROJ, "bias", 2): (spec.text_n_embd,),
     }
-    per_layer: dict[gguf.MODEL_TENSOR, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    per_layer: LayerShapes = {
         t.V_ENC_INPUT_NORM: ((d,), (d,)),
         t.V_ENC_ATTN_QKV: ((3 * d, d), (3 * d,)),
         t.V_ENC_ATTN_O: ((d, d), (d,)),
@@ -102,19 +108,15 @@ def projector_shapes(spec: Qwen3VLSpec) -> dict[str, tuple[int, ...]]:
         t.V_ENC_FFN_UP: ((ff, d), (ff,)),
         t.V_ENC_FFN_DOWN: ((d, ff), (d,)),
     }
-    deepstack: dict[gguf.MODEL_TENSOR, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    deepstack: LayerShapes = {
         t.V_DS_NORM: ((merged,), (merged,)),
         t.V_DS_FC1: ((merged, merged), (merged,)),
         t.V_DS_FC2: ((spec.text_n_embd, merged), (spec.text_n_embd,)),
     }
     for bid in range(spec.n_layer):
-        for kind, (weight, bias) in per_layer.items():
-            shapes[_name(kind, "weight", bid)] = weight
-            shapes[_name(kind, "bias", bid)] = bias
+        add_layer_shapes(shapes, per_layer, [bid])
         if bid in spec.deepstack_layers:
-            for kind, (weight, bias) in deepstack.items():
-                shapes[_name(kind, "weight", bid)] = weight
-                shapes[_name(kind, "bias", bid)] = bias
+            add_layer_shapes(shapes, deepstack, [bid])
     return shapes
 
 
@@ -124,45 +126,28 @@ def write_qwen3vl_projector(path: Path, spec: Qwen3VLSpec | None = None, *, seed
     are one and biases zero: the random matrices decide what each picture becomes."""
     spec = spec or Qwen3VLSpec()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
 
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.MMPROJ])
-    w.add_type(gguf.GGUFType.MMPROJ)
-    w.add_name("Hearth Tiny Qwen3-VL Eyes")
-    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16))
-    w.add_clip_has_vision_encoder(True)
-    w.add_clip_projector_type(gguf.VisionProjectorType.QWEN3VL)
-    w.add_vision_image_size(spec.image_size)
-    w.add_vision_patch_size(spec.patch_size)
-    w.add_vision_embedding_length(spec.n_embd)
-    w.add_vision_feed_forward_length(spec.n_ff)
-    w.add_vision_block_count(spec.n_layer)
-    w.add_vision_head_count(spec.n_head)
-    w.add_vision_projection_dim(spec.text_n_embd)
-    w.add_vision_attention_layernorm_eps(spec.eps)
-    w.add_vision_image_mean([0.5, 0.5, 0.5])
-    w.add_vision_image_std([0.5, 0.5, 0.5])
+    projector_type = gguf.VisionProjectorType.QWEN3VL
+    w = start_projector(path, spec, name="Hearth Tiny Qwen3-VL Eyes", projector_type=projector_type)
     w.add_vision_use_gelu(True)
     w.add_vision_spatial_merge_size(2)
     w.add_vision_is_deepstack_layers([b in spec.deepstack_layers for b in range(spec.n_layer)])
     w.add_vision_min_pixels(spec.min_pixels)
     w.add_vision_max_pixels(spec.max_pixels)
 
-    position = _name(gguf.MODEL_TENSOR.V_ENC_EMBD_POS, "weight")
+    position = tensor_name(gguf.MODEL_TENSOR.V_ENC_EMBD_POS, "weight")
     for tname, shape in projector_shapes(spec).items():
         if tname == position:
             table = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.5)
             w.add_tensor(tname, table)
             continue
-        if len(shape) == 1:  # norms and biases F32, as llama.cpp's converters write them
-            ones = tname.endswith(".weight")
-            w.add_tensor(tname, (np.ones if ones else np.zeros)(shape, dtype=np.float32))
+        if len(shape) == 1:
+            add_flat(w, tname, shape)
             continue
-        fan_in = int(np.prod(shape[1:]))
-        data = rng.standard_normal(shape, dtype=np.float32) / np.float32(np.sqrt(fan_in))
+        data = scaled_normal(rng, shape, int(np.prod(shape[1:])))
         w.add_tensor(tname, data.astype(np.float16))
-    _finish(w)
+    write_file(w)
     return path
 
 
@@ -173,9 +158,9 @@ def text_shapes(spec: Qwen3VLSpec, n_vocab: int, moe: bool = False) -> dict[str,
     d, ff, hd = spec.text_n_embd, spec.text_n_ff, spec.text_head_dim
     kv = spec.text_n_head_kv * hd
     shapes: dict[str, tuple[int, ...]] = {
-        _name(t.TOKEN_EMBD, "weight"): (n_vocab, d),
-        _name(t.OUTPUT_NORM, "weight"): (d,),
-        _name(t.OUTPUT, "weight"): (n_vocab, d),
+        tensor_name(t.TOKEN_EMBD, "weight"): (n_vocab, d),
+        tensor_name(t.OUTPUT_NORM, "weight"): (d,),
+        tensor_name(t.OUTPUT, "weight"): (n_vocab, d),
     }
     per_layer: dict[gguf.MODEL_TENSOR, tuple[int, ...]] = {
         t.ATTN_NORM: (d,),
@@ -199,7 +184,7 @@ def text_shapes(spec: Qwen3VLSpec, n_vocab: int, moe: bool = False) -> dict[str,
         per_layer |= {t.FFN_GATE: (ff, d), t.FFN_UP: (ff, d), t.FFN_DOWN: (d, ff)}
     for bid in range(spec.text_n_layer):
         for kind, shape in per_layer.items():
-            shapes[_name(kind, "weight", bid)] = shape
+            shapes[tensor_name(kind, "weight", bid)] = shape
     return shapes
 
 
@@ -211,9 +196,8 @@ def write_qwen3vl_text(
     moe: bool = False,
     malformed: bool = False,
 ) -> Path:
-    """Write the text model (F16, seeded); same arguments, same bytes. As with the tiny
-    llama, the output rows of control and byte tokens are zero, so greedy replies are
-    printable pieces and never end early: replies have exact lengths. ``moe`` writes
+    """Write the text model (F16, seeded, gguf_vision's quiet output rows); same
+    arguments, same bytes. ``moe`` writes
     Qwen3-VL's mixture-of-experts decoder (``qwen3vlmoe``: a router and
     ``n_expert`` feed-forward experts per layer, ``n_expert_used`` of them per token)."""
     spec = spec or Qwen3VLSpec()
@@ -224,20 +208,10 @@ def write_qwen3vl_text(
     # engine refuses such a file: ``malformed`` writes one for that test)
     assert malformed or len(spec.deepstack_layers) < spec.text_n_layer
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     arch = gguf.MODEL_ARCH.QWEN3VLMOE if moe else gguf.MODEL_ARCH.QWEN3VL
-    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
-    w.add_type(gguf.GGUFType.MODEL)
-    w.add_name("Hearth Tiny Qwen3-VL-MoE" if moe else "Hearth Tiny Qwen3-VL")
-    w.add_file_type(FILE_TYPES["F16"])
-    w.add_vocab_size(len(VOCAB.tokens))
-    w.add_context_length(4096)
-    w.add_embedding_length(spec.text_n_embd)
-    w.add_feed_forward_length(spec.text_n_ff)
-    w.add_block_count(spec.text_n_layer)
-    w.add_head_count(spec.text_n_head)
-    w.add_head_count_kv(spec.text_n_head_kv)
+    name = "Hearth Tiny Qwen3-VL-MoE" if moe else "Hearth Tiny Qwen3-VL"
+    w = start_text(path, spec, arch=arch, name=name)
     w.add_key_length(spec.text_head_dim)
     w.add_value_length(spec.text_head_dim)
     w.add_rope_dimension_count(spec.text_head_dim)
@@ -249,20 +223,7 @@ def write_qwen3vl_text(
         w.add_expert_count(spec.n_expert)
         w.add_expert_used_count(spec.n_expert_used)
         w.add_expert_feed_forward_length(spec.n_ff_exp)
-    add_tokenizer(w, VOCAB)
-    w.add_chat_template(CHATML_TEMPLATE)
-
-    quiet = non_normal_rows(VOCAB)
-    output = _name(gguf.MODEL_TENSOR.OUTPUT, "weight")
-    for tname, shape in text_shapes(spec, len(VOCAB.tokens), moe).items():
-        if len(shape) == 1:
-            w.add_tensor(tname, np.ones(shape, dtype=np.float32))  # RMS norm weights
-            continue
-        data = rng.standard_normal(shape, dtype=np.float32) * 0.05
-        if tname == output:
-            data[quiet] = 0.0
-        w.add_tensor(tname, data.astype(np.float16))
-    _finish(w)
+    finish_text(w, text_shapes(spec, len(VOCAB.tokens), moe), rng)
     return path
 
 
@@ -273,10 +234,3 @@ def write_qwen3vl_pair(directory: Path, *, seed: int = 0, moe: bool = False) -> 
     model = write_qwen3vl_text(directory / f"{name}-F16.gguf", spec, seed=seed, moe=moe)
     projector = write_qwen3vl_projector(directory / f"mmproj-{name}-F16.gguf", spec)
     return model, projector
-
-
-def _finish(w: gguf.GGUFWriter) -> None:
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()

@@ -7,19 +7,15 @@ saw to a file the test reads."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from hearth.tools import McpHost, ServerState, ToolCallError, parse_config
-from server_process import free_port
-
-CANCEL_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "cancel_server.py")
+from mcp_testing import CANCEL, mcp_http_server
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -36,31 +32,15 @@ def said(marker: Path, word: str) -> Callable[[], bool]:
 
 @pytest.fixture
 def cancel_http() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, CANCEL_SERVER, str(port)],
-                               stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        for _ in range(600):  # until it listens; each try waits on the process a little
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=0.5)
-                break
-            except httpx.TransportError:
-                try:
-                    process.wait(timeout=0.1)
-                    pytest.fail("the cancel server exited")
-                except subprocess.TimeoutExpired:
-                    continue
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with mcp_http_server(CANCEL) as url:
+        yield url
 
 
 @pytest.fixture(params=["stdio", "http"])
 def server_entry(request: pytest.FixtureRequest) -> dict[str, object]:
     if request.param == "http":
         return {"url": request.getfixturevalue("cancel_http")}
-    return {"command": sys.executable, "args": [CANCEL_SERVER]}
+    return {"command": sys.executable, "args": [CANCEL]}
 
 
 def host_for(entry: dict[str, object], tmp_path: Path) -> McpHost:

@@ -14,13 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from hearth.tools import McpHost, ServerState, ToolCallError, parse_config
-from server_process import free_port
+from mcp_testing import TOY, mcp_http_server
 
-TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
 
 
@@ -136,24 +134,8 @@ def test_servers_that_never_start_say_why(tmp_path: Path):
 
 @pytest.fixture
 def toy_http() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, TOY, str(port)], stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        for _ in range(600):  # until it listens; each try waits on the process a little
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=0.5)
-                break
-            except httpx.TransportError:
-                try:
-                    process.wait(timeout=0.1)
-                    pytest.fail("the toy HTTP server exited")
-                except subprocess.TimeoutExpired:
-                    continue
+    with mcp_http_server(TOY) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_a_streamable_http_server_lists_and_answers(tmp_path: Path, toy_http: str):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 from pathlib import Path
 
@@ -19,33 +18,20 @@ from hearth.core.model_info import LoadConfig
 from hearth.core.prompt_cache import PromptCacheSettings
 from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine
+from held_pipes import WAIT_S, open_other_end
 
 PROMPT = (1, *(300 + (i * 7) % 200 for i in range(1100)))
 FOLLOW_UP = (*PROMPT, 400, 401)
 SHORT = (1, *range(300, 320))
 GREEDY = SamplingParams(temperature=0.0, max_tokens=12)
 OTHER = SamplingParams(temperature=0.0, max_tokens=24)
-WAIT_S = 60.0  # a bound for each wait on the other side, never a measured delay
-
-
-async def reader_inside(pipe: Path) -> int:
-    """The pipe's write end, once a reader has it open (it then blocks on the read)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
-    while True:
-        try:
-            return os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as exc:  # ENXIO: no reader yet
-            if exc.errno != errno.ENXIO or loop.time() > deadline:
-                raise
-        await asyncio.sleep(0.01)
 
 
 async def slow_read_and_a_stream(engine: Engine, pipe: Path) -> tuple[str, Finished, Finished]:
     slow = asyncio.create_task(
         run(engine, GenerationRequest(prompt_tokens=FOLLOW_UP, params=GREEDY))
     )
-    writer = await reader_inside(pipe)
+    writer = await asyncio.to_thread(open_other_end, pipe)
     try:
         other = run(engine, GenerationRequest(prompt_tokens=SHORT, params=OTHER))
         _, other_done = await asyncio.wait_for(other, WAIT_S)

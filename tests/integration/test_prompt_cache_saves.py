@@ -9,10 +9,8 @@ return while the pipe is still unopened on the other side.
 
 from __future__ import annotations
 
-import errno
 import os
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -24,9 +22,9 @@ from hearth.engine.model import LlamaModel
 from hearth.engine.prompt_cache import PromptCache, model_key
 from hearth.engine.prompt_store import PromptStore, block_chain
 from hearth.engine.slots import Slot
+from held_pipes import WAIT_S, open_other_end
 
 MIN_TOKENS = 256
-WAIT_S = 60.0  # a bound for each wait on the other side, never a measured delay
 
 
 def prompt(seed: int) -> list[int]:
@@ -63,18 +61,6 @@ def saved_names(folder: Path) -> set[str]:
 
 def name_of(model: LlamaModel, tokens: Sequence[int]) -> str:
     return f"{block_chain(model_key(model), tokens)[-1].hex()}.kv"
-
-
-def open_other_end(pipe: Path) -> int:
-    """The pipe's write end, once a reader has it open (it then blocks on the read)."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        try:
-            return os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as exc:  # ENXIO: no reader yet
-            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
-                raise
-        time.sleep(0.01)
 
 
 def test_a_save_returns_while_the_folder_s_listing_is_held_up(

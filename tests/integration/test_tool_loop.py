@@ -21,9 +21,7 @@ import pytest
 from hearth.chats import ApprovedBy, ToolCallRecord, ToolOutcome
 from hearth.tools import McpHost, Permission, ToolPermissions, parse_config
 from hearth.tools.chat_loop import Approval, StepReply, ToolCatalog, ToolLoop, ToolRequest, replay
-
-TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
-CANCEL = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "cancel_server.py")
+from mcp_testing import CANCEL, TOY
 
 
 @dataclass(frozen=True)

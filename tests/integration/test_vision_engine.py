@@ -8,59 +8,31 @@ take this process down."""
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
 import gguf_projector
 from engine_runs import run
 from hearth.core.errors import InvalidRequestError
-from hearth.core.generation import Finished, GenerationRequest, TextDelta
-from hearth.core.images import IMAGE_MARKER, ImageInput
+from hearth.core.generation import Finished, TextDelta
+from hearth.core.images import IMAGE_MARKER
 from hearth.core.model_info import LoadConfig, SpecMode
 from hearth.core.prompt_cache import PromptCacheSettings
-from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine
 from hearth.engine.prompt_index import SUFFIX
-from hearth.server.image_input import decode
+from vision_runs import ASK, greedy, load_vision, picture
 
 SPEC = gguf_projector.ProjectorSpec()
-NO_EOG = {2: -100.0, 260: -100.0}
-
-
-def picture(seed: int) -> ImageInput:
-    pixels = np.random.default_rng(seed).integers(0, 256, (80, 120, 3), dtype=np.uint8)
-    data = io.BytesIO()
-    Image.fromarray(pixels).save(data, "PNG")
-    return decode(data.getvalue(), "test")
-
-
-def greedy(prompt: str, *images: ImageInput, max_tokens: int = 8) -> GenerationRequest:
-    params = SamplingParams(temperature=0, max_tokens=max_tokens, logit_bias=NO_EOG)
-    return GenerationRequest(prompt=prompt, images=images, params=params)
-
-
-def load(model: Path, projector: Path | None, **overrides: object) -> Engine:
-    engine = Engine()
-    config: dict[str, object] = dict(n_ctx=2048, n_parallel=4, n_threads=2)
-    config.update(overrides)
-    engine.load(LoadConfig(model_path=model, mmproj_path=projector, **config))  # type: ignore[arg-type]
-    return engine
 
 
 @pytest.fixture(scope="module")
 def engine(tiny_model_f16: Path, tiny_projector: Path) -> Iterator[Engine]:
-    loaded = load(tiny_model_f16, tiny_projector)
+    loaded = load_vision(tiny_model_f16, tiny_projector)
     yield loaded
     loaded.unload()
-
-
-ASK = "user: what is in this picture? "
 
 
 def test_the_loaded_model_sees(engine: Engine) -> None:
@@ -99,7 +71,7 @@ def test_image_requests_batched_together_reply_as_one_at_a_time(
     async def together() -> list[tuple[str, Finished]]:
         return await asyncio.gather(*(run(fresh, greedy(p, *images)) for p, images in prompts))
 
-    fresh = load(tiny_model_f16, tiny_projector)  # nothing cached: every image is read
+    fresh = load_vision(tiny_model_f16, tiny_projector)  # nothing cached: every image is read
     try:
         batched = asyncio.run(together())
     finally:
@@ -159,7 +131,7 @@ def test_text_streams_keep_decoding_while_images_are_read(engine: Engine) -> Non
 
 
 def test_no_drafts_on_a_prompt_with_images(tiny_model_f16: Path, tiny_projector: Path) -> None:
-    engine = load(tiny_model_f16, tiny_projector, spec_mode=SpecMode.NGRAM)
+    engine = load_vision(tiny_model_f16, tiny_projector, spec_mode=SpecMode.NGRAM)
     try:
         prompt = ASK + IMAGE_MARKER + " a a a a a a a a\nassistant:"
         _, finished = asyncio.run(run(engine, greedy(prompt, picture(3), max_tokens=24)))
@@ -175,7 +147,7 @@ def test_text_replies_are_the_same_with_the_projector_loaded(
 ) -> None:
     replies = []
     for projector in (None, tiny_projector):
-        engine = load(tiny_model_f16, projector)
+        engine = load_vision(tiny_model_f16, projector)
         try:
             replies.append(asyncio.run(run(engine, greedy("The river runs", max_tokens=16)))[0])
         finally:
@@ -186,7 +158,7 @@ def test_text_replies_are_the_same_with_the_projector_loaded(
 def test_an_image_bigger_than_the_batch_is_refused_before_it_runs(
     tiny_model_f16: Path, tiny_projector: Path
 ) -> None:
-    engine = load(tiny_model_f16, tiny_projector, n_batch=8, n_ubatch=8)  # gemma3: 9 in one
+    engine = load_vision(tiny_model_f16, tiny_projector, n_batch=8, n_ubatch=8)  # gemma3: 9 in one
     try:
         with pytest.raises(InvalidRequestError, match="--ubatch"):
             asyncio.run(run(engine, greedy(ASK + IMAGE_MARKER, picture(1))))
@@ -197,7 +169,7 @@ def test_an_image_bigger_than_the_batch_is_refused_before_it_runs(
 
 
 def test_images_for_a_model_without_a_projector_are_refused(tiny_model_f16: Path) -> None:
-    engine = load(tiny_model_f16, None)
+    engine = load_vision(tiny_model_f16, None)
     try:
         assert engine.info is not None and not engine.info.vision
         with pytest.raises(InvalidRequestError, match="reads text only"):

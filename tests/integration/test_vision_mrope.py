@@ -14,55 +14,23 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
-import numpy as np
 import openai
 import pytest
-from PIL import Image
 
+from child_runs import run_python
 from engine_runs import run
-from hearth.core.generation import Finished, GenerationRequest
+from hearth.core.generation import Finished
 from hearth.core.images import IMAGE_MARKER, ImageInput
-from hearth.core.model_info import LoadConfig
-from hearth.core.sampling import SamplingParams
 from hearth.engine.engine import Engine
-from hearth.server.image_input import decode
 from server_process import start_serve
+from vision_runs import ASK, NO_EOG, greedy, load_vision, noise_png, picture
 
-NO_EOG = {2: -100.0, 260: -100.0}
 REFERENCE = Path(__file__).parents[1] / "mtmd_reference.py"
-ASK = "user: what is in this picture? "
-
-
-def png(seed: int, size: tuple[int, int] = (80, 120)) -> bytes:
-    pixels = np.random.default_rng(seed).integers(0, 256, (*size, 3), dtype=np.uint8)
-    data = io.BytesIO()
-    Image.fromarray(pixels).save(data, "PNG")
-    return data.getvalue()
-
-
-def picture(seed: int, size: tuple[int, int] = (80, 120)) -> ImageInput:
-    return decode(png(seed, size), "test")
-
-
-def greedy(prompt: str, *images: ImageInput, max_tokens: int = 8) -> GenerationRequest:
-    params = SamplingParams(temperature=0, max_tokens=max_tokens, logit_bias=NO_EOG)
-    return GenerationRequest(prompt=prompt, images=images, params=params)
-
-
-def load(pair: tuple[Path, Path]) -> Engine:
-    engine = Engine()
-    model, projector = pair
-    engine.load(LoadConfig(model_path=model, mmproj_path=projector, n_ctx=2048,
-                           n_parallel=4, n_threads=2))  # fmt: skip
-    return engine
 
 
 def reference(
@@ -82,11 +50,7 @@ def reference(
         "marker": IMAGE_MARKER, "images": described, "max_tokens": max_tokens,
         "banned": [int(t) for t in NO_EOG],
     }))  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, str(REFERENCE), str(request)], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = run_python(REFERENCE, request).result
     return result
 
 
@@ -104,7 +68,7 @@ def pair(request: pytest.FixtureRequest) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def engine(pair: tuple[Path, Path]) -> Iterator[Engine]:
-    loaded = load(pair)
+    loaded = load_vision(*pair)
     yield loaded
     loaded.unload()
 
@@ -172,7 +136,7 @@ def test_image_requests_batched_together_reply_as_one_at_a_time(
     async def together() -> list[tuple[str, Finished]]:
         return await asyncio.gather(*(run(fresh, greedy(p, *images)) for p, images in prompts))
 
-    fresh = load(pair)  # nothing cached: every image is read
+    fresh = load_vision(*pair)  # nothing cached: every image is read
     try:
         batched = asyncio.run(together())
     finally:
@@ -195,7 +159,7 @@ def test_a_served_qwen3vl_sees_through_the_openai_and_anthropic_clients(
         def ask(seed: int | None) -> tuple[str, int]:
             content: list[dict[str, object]] = [{"type": "text", "text": "What is this?"}]
             if seed is not None:
-                url = "data:image/png;base64," + base64.b64encode(png(seed)).decode()
+                url = "data:image/png;base64," + base64.b64encode(noise_png(seed)).decode()
                 content.append({"type": "image_url", "image_url": {"url": url}})
             done = oai.chat.completions.create(
                 model=model, messages=[{"role": "user", "content": content}],  # type: ignore[misc, list-item]
@@ -214,7 +178,7 @@ def test_a_served_qwen3vl_sees_through_the_openai_and_anthropic_clients(
 
         claude = anthropic.Anthropic(base_url=served.base_url, api_key="unused", max_retries=0)
         source = {"type": "base64", "media_type": "image/png",
-                  "data": base64.b64encode(png(1)).decode()}  # fmt: skip
+                  "data": base64.b64encode(noise_png(1)).decode()}  # fmt: skip
         message = claude.messages.create(
             model=model, max_tokens=4,
             messages=[{"role": "user", "content": [

@@ -16,6 +16,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from click_counter import ClickCounter
+from hearth.supervisor import LoadOptions
+from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
 from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import clear_theme
@@ -115,4 +117,23 @@ def offline_window(
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub from tests
     win = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")
     qtbot.addWidget(win)
+    return win
+
+
+@pytest.fixture
+def library_window(
+    qtbot: Any, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+) -> MainWindow:
+    """A shown main window whose library holds both tiny models, by name; loads get one
+    small 2-slot context and chats reply greedily, 8 tokens at most."""
+    win = MainWindow(
+        log_dir=tmp_path / "logs",
+        load_options=LoadOptions(n_ctx=1024, n_parallel=2),
+        chat_settings=ChatSettings(temperature=0.0, max_tokens=8),
+        chats_db=tmp_path / "chats.db",
+    )
+    qtbot.addWidget(win)
+    win.show()
+    for model in (tiny_model_q8, tiny_model_f16):
+        win.services.library.import_in_place(model)
     return win

@@ -20,10 +20,9 @@ from hearth.ui.chat.tool_approval import ApprovalDialog, ask_approval
 from hearth.ui.chat.tool_menu import NO_TOOLS, READING, ToolsMenu, calls_tools
 from hearth.ui.chat.view import ChatView
 from hearth.ui.tasks import TaskSet
+from mcp_testing import TOY
 
 pytestmark = pytest.mark.ui
-
-TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
 
 
 def _menu(

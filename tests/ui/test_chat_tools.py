@@ -33,11 +33,11 @@ from hearth.tools import ToolPermissions
 from hearth.ui.chat.tool_approval import ApprovalDialog
 from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.shell.main_window import MainWindow
+from mcp_testing import TOY
 
 pytestmark = pytest.mark.ui
 
 QWEN3 = Family(user_defined=("<think>", "</think>", "<tool_call>", "</tool_call>"))
-TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
 SERVERS = {
     "time": {"command": TIME_SERVER, "args": ["--local-timezone", "UTC"]},

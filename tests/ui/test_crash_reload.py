@@ -12,17 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytestqt.qtbot import QtBot
 
 from hearth.supervisor import LoadOptions
 from hearth.supervisor.recovery import Recovery
-from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.shell.crash_recovery import RESTARTING, recovery_text
 from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 
-SMALL = LoadOptions(n_ctx=1024, n_parallel=2)
 OTHER = LoadOptions(n_ctx=512, n_parallel=1)
 
 
@@ -42,18 +39,9 @@ def test_the_words_for_the_reloads() -> None:
 
 
 def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
-    qtbot: QtBot, arun: Any, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+    arun: Any, library_window: MainWindow, tiny_model_q8: Path, tiny_model_f16: Path
 ) -> None:
-    window = MainWindow(
-        log_dir=tmp_path / "logs",
-        load_options=SMALL,
-        chat_settings=ChatSettings(temperature=0.0, max_tokens=8),
-        chats_db=tmp_path / "chats.db",
-    )
-    qtbot.addWidget(window)
-    window.show()
-    for model in (tiny_model_q8, tiny_model_f16):
-        window.services.library.import_in_place(model)
+    window = library_window
     q8, f16 = model_id(tiny_model_q8), model_id(tiny_model_f16)
     bar, chat = window.model_bar, window.chat
     banners: list[str] = []
@@ -115,19 +103,19 @@ def test_a_crash_brings_back_every_chip_and_the_chat_keeps_its_model(
 
 
 def test_what_could_not_come_back_can_be_dismissed(
-    qtbot: QtBot, arun: Any, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path
+    arun: Any,
+    library_window: MainWindow,
+    tmp_path: Path,
+    tiny_model_q8: Path,
+    tiny_model_f16: Path,
 ) -> None:
     """The failure stays in the status until the user's next load; the banner's
     Dismiss hides it (a status shown again keeps it hidden), another crash's reloads are
     said again, and the user's load ends it."""
-    window = MainWindow(log_dir=tmp_path / "logs", load_options=SMALL,
-                        chats_db=tmp_path / "chats.db")  # fmt: skip
-    qtbot.addWidget(window)
-    window.show()
+    window = library_window
     doomed = tmp_path / "hearth-tiny-doomed.gguf"
     shutil.copyfile(tiny_model_f16, doomed)
-    for model in (tiny_model_q8, tiny_model_f16, doomed):
-        window.services.library.import_in_place(model)
+    window.services.library.import_in_place(doomed)
     q8, f16, gone = model_id(tiny_model_q8), model_id(tiny_model_f16), model_id(doomed)
     bar, status_view = window.model_bar, window.status_view
     dismiss = status_view.dismiss_button

@@ -34,11 +34,10 @@ from hearth.ui.dialogs.load_errors import plain_load_error
 from hearth.ui.dialogs.load_speculation import vocab_mismatch
 from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
+from load_dialogs import GIB, MACHINE, open_load_dialog
 
 pytestmark = pytest.mark.ui
 
-GIB = 1 << 30
-MACHINE = SystemMemory(8 * GIB, 6 * GIB, 4, 8)
 SHOTS_ENV = "HEARTH_SHOTS_DIR"  # set it to keep the screenshots (tests write tmp_path)
 
 
@@ -56,19 +55,11 @@ def library(spec_models: dict[str, Path], tmp_path: Path) -> dict[str, Path]:
     return {**spec_models, "other": other}
 
 
-def _open(arun: Any, model: Path | str, store: SettingsStore, **kwargs: object) -> LoadDialog:
-    dialog = LoadDialog(model, store, system=kwargs.pop("system", MACHINE), **kwargs)  # type: ignore[arg-type]
-    dialog.show()
-    arun(arun.wait_until(lambda: dialog.meta is not None, 30, "the header"))
-    arun(arun.wait_until(dialog.model_combo.fill_task.done, 30, "the library"))
-    return dialog
-
-
 def test_draft_picker_estimate_refusal_and_the_worker_argv(
     arun: Any, library: dict[str, Path], tmp_path: Path
 ) -> None:
     store = SettingsStore(tmp_path / "settings.json")
-    dialog = _open(arun, library["target"], store)
+    dialog = open_load_dialog(arun, library["target"], store)
     spec = dialog.spec
     try:
         assert spec.mode() is SpecMode.OFF and spec.draft_combo.isEnabled() is False
@@ -115,7 +106,7 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
     assert argv[argv.index("--spec") + 1] == "draft"
     assert argv[argv.index("--draft-max") + 1] == "8"
 
-    again = _open(arun, library["target"], store)  # the choice comes back
+    again = open_load_dialog(arun, library["target"], store)  # the choice comes back
     try:
         assert again.spec.mode() is SpecMode.DRAFT
         assert again.spec.draft_path() == library["draft"]
@@ -129,7 +120,7 @@ def test_draft_picker_estimate_refusal_and_the_worker_argv(
     finally:
         again.close()
     gpu = GpuInfo("NVIDIA GeForce RTX 4070", 12 * GIB, 11 * GIB, "cuda")  # for the picture
-    shown = _open(
+    shown = open_load_dialog(
         arun, library["target"], store, system=SystemMemory(32 * GIB, 20 * GIB, 8, 16, (gpu,))
     )
     try:
@@ -204,7 +195,7 @@ def test_a_gpu_with_a_cpu_only_build_is_explained(
     gpu = GpuInfo("NVIDIA Test GPU", 8 * GIB, 8 * GIB, "cuda")
     store = SettingsStore(tmp_path / "settings.json")
     system = SystemMemory(8 * GIB, 6 * GIB, 4, 8, (gpu,))
-    dialog = _open(arun, tiny_model_q8, store, system=system, backend=backend)
+    dialog = open_load_dialog(arun, tiny_model_q8, store, system=system, backend=backend)
     try:
         assert not dialog.offload_label.isHidden()
         text = dialog.offload_label.text()
@@ -215,7 +206,9 @@ def test_a_gpu_with_a_cpu_only_build_is_explained(
         assert "No GPU found" not in dialog.info_label.text()
     finally:
         dialog.close()
-    plain = _open(arun, tiny_model_q8, SettingsStore(tmp_path / "s2.json"), backend=backend)
+    plain = open_load_dialog(
+        arun, tiny_model_q8, SettingsStore(tmp_path / "s2.json"), backend=backend
+    )
     try:  # no GPU on the machine: nothing to say
         assert plain.offload_label.isHidden()
     finally:

@@ -10,17 +10,14 @@ from typing import Any
 
 import pytest
 
-from hearth.hardware import SystemMemory
 from hearth.library.library import Library
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.dialogs.load_speculation import speed_note
 from hearth.ui.machine_speed import MachineSpeed
+from load_dialogs import MACHINE
 
 pytestmark = pytest.mark.ui
-
-GIB = 1 << 30
-MACHINE = SystemMemory(8 * GIB, 6 * GIB, 4, 8)  # no GPU: the plain CPU estimate
 
 
 def ceiling_in(text: str) -> float:

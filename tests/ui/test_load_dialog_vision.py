@@ -20,17 +20,14 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 import gguf_projector
-from hearth.hardware import SystemMemory
 from hearth.library.library import Library
 from hearth.supervisor import LoadOptions, Supervisor
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.dialogs.load_dialog import LoadDialog, saved_load_options
 from hearth.ui.dialogs.load_vision import NO_VISION, PAIRED
+from load_dialogs import open_load_dialog
 
 pytestmark = pytest.mark.ui
-
-GIB = 1 << 30
-MACHINE = SystemMemory(8 * GIB, 6 * GIB, 4, 8)
 
 
 @pytest.fixture
@@ -56,10 +53,7 @@ def vision(tiny_model_f16: Path, tiny_projector: Path, tmp_path: Path) -> dict[s
 
 
 def _open(arun: Any, model: Path, store: SettingsStore) -> LoadDialog:
-    dialog = LoadDialog(model, store, system=MACHINE)
-    dialog.show()
-    arun(arun.wait_until(lambda: dialog.meta is not None, 30, "the header"))
-    arun(arun.wait_until(dialog.model_combo.fill_task.done, 30, "the library"))
+    dialog = open_load_dialog(arun, model, store)
     arun(arun.wait_until(lambda: dialog.vision.looked, 30, "the pair"))
     return dialog
 

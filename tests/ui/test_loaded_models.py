@@ -16,29 +16,16 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from hearth.supervisor import LoadOptions, WorkerState
-from hearth.ui.chat.turns import ChatSettings
+from hearth.supervisor import WorkerState
 from hearth.ui.dialogs.load_dialog import LoadDialog
 from hearth.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 
-SMALL = LoadOptions(n_ctx=1024, n_parallel=2)
-
 
 @pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path, tiny_model_q8: Path, tiny_model_f16: Path) -> MainWindow:
-    win = MainWindow(
-        log_dir=tmp_path / "logs",
-        load_options=SMALL,
-        chat_settings=ChatSettings(temperature=0.0, max_tokens=8),
-        chats_db=tmp_path / "chats.db",
-    )
-    qtbot.addWidget(win)
-    win.show()
-    for model in (tiny_model_q8, tiny_model_f16):  # both in the library, by name
-        win.services.library.import_in_place(model)
-    return win
+def window(library_window: MainWindow) -> MainWindow:
+    return library_window
 
 
 def model_id(path: Path) -> str:

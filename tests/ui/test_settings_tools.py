@@ -24,11 +24,11 @@ from hearth.ui.app_settings import SettingsStore
 from hearth.ui.pages.settings.page import SettingsPage
 from hearth.ui.pages.settings.tools_box import ToolsBox
 from hearth.ui.pages.settings.tools_dialog import STORED
+from mcp_testing import TOY
 
 pytestmark = pytest.mark.ui
 
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
-TOY = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "toy_server.py")
 
 
 class Env:

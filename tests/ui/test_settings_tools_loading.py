@@ -6,10 +6,12 @@ it rather than leave it pending, and reads again when it is shown."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import keyring
 import pytest
@@ -74,6 +76,13 @@ def _reading(box: ToolsBox) -> bool:
     )  # fmt: skip
 
 
+async def refresh_held(arun: Any, box: ToolsBox, ring: GatedKeyring) -> asyncio.Future[None]:
+    """Start the box's read, and return it once its MCP secret read waits at the keyring."""
+    task = box.refresh()
+    await arun.wait_until(lambda: ring.holds(MCP), 30, "an MCP secret read held")
+    return task
+
+
 def test_the_box_says_it_is_reading_while_the_keyring_waits(
     arun, page: SettingsPage, ring: GatedKeyring
 ):
@@ -81,8 +90,7 @@ def test_the_box_says_it_is_reading_while_the_keyring_waits(
     page.show()
 
     async def scenario() -> None:
-        task = box.refresh()
-        await arun.wait_until(lambda: ring.holds(MCP), 30, "an MCP secret read held")
+        task = await refresh_held(arun, box, ring)
         # The Qt thread runs this while the read waits: the read is on another thread.
         assert _reading(box) and not box.loaded
         ring.gate.set()
@@ -107,8 +115,7 @@ def test_a_read_in_flight_is_cancelled_when_the_box_is_hidden(
     page.show()
 
     async def scenario() -> None:
-        task = box.refresh()
-        await arun.wait_until(lambda: ring.holds(MCP), 30, "an MCP secret read held")
+        task = await refresh_held(arun, box, ring)
         page.hide()  # what switching pages or closing the window does to it
         await arun.wait_until(task.done, 30, "the read to end")
         assert task.cancelled() and _reading(box)

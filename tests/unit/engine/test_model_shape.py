@@ -5,12 +5,10 @@ shows as an exit code rather than the end of the test run."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import gguf_qwen3vl
+from child_runs import run_python
 
 _CHILD = """
 import json, sys
@@ -29,22 +27,13 @@ else:
 """
 
 
-def _load(path: Path) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def test_as_many_deepstack_layers_as_blocks_is_refused(tmp_path: Path) -> None:
     spec = dataclasses.replace(gguf_qwen3vl.Qwen3VLSpec(), text_n_layer=2)  # 2 deepstack
     bad = gguf_qwen3vl.write_qwen3vl_text(tmp_path / "Bad-Qwen3-VL.gguf", spec, malformed=True)
-    error = str(_load(bad).get("error"))
+    error = str(run_python("-c", _CHILD, bad).result.get("error"))
     assert "Bad-Qwen3-VL.gguf is malformed" in error and "2 deepstack layers for 2 blocks" in error
 
 
 def test_fewer_deepstack_layers_than_blocks_loads(tmp_path: Path) -> None:
     good = gguf_qwen3vl.write_qwen3vl_text(tmp_path / "Good-Qwen3-VL.gguf")
-    assert _load(good) == {"n_embd": 256 * 3}
+    assert run_python("-c", _CHILD, good).result == {"n_embd": 256 * 3}

@@ -5,12 +5,11 @@ this test sees an exit code, before the in-process tests load the pair."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from child_runs import run_python
 
 _CHILD = """
 import json, sys
@@ -52,14 +51,7 @@ def test_the_projector_loads_and_places_an_image_on_a_grid(
     """Qwen3-VL's embeddings are the text width times 1 + its two deepstack layers: the
     width its text model reads (n_embd_inp), not its n_embd."""
     model, projector = request.getfixturevalue(pair)
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(model), str(projector)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_python("-c", _CHILD, model, projector).result
     assert result["mrope"] is True
     # 112 x 56 pixels: 8 x 4 patches of 14, merged 2 x 2 into a 4 x 2 grid of tokens
     assert result["n_tokens"] == 8 and result["n_pos"] == 4  # the grid's longer side
@@ -124,14 +116,7 @@ def test_the_deepstack_slices_reach_the_text_model(tiny_qwen3vl: tuple[Path, Pat
     the two deepstack slices at its first layers: zeroing them changes the next token's
     logits, where decoding the same embeddings twice does not."""
     model, projector = tiny_qwen3vl
-    done = subprocess.run(
-        [sys.executable, "-c", _DEEPSTACK_CHILD, str(model), str(projector)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_python("-c", _DEEPSTACK_CHILD, model, projector).result
     assert result["text_width"] == 256 and result["input_width"] == 256 * 3
     assert result["deepstack_norm"] > 0.01  # the projector's deepstack mergers speak
     assert result["repeat"] < 1e-3  # (0.0 on a CPU)

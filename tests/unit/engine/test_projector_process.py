@@ -3,12 +3,10 @@ would end the process, these tests see an exit code instead of losing the test r
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import gguf_projector
+from child_runs import run_python
 
 _CHILD = """
 import json, sys
@@ -34,31 +32,17 @@ model.close()
 """
 
 
-def _run(model: Path, projector: Path, stderr: list[str] | None = None) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(model), str(projector)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    if stderr is not None:
-        stderr.append(done.stderr)
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def test_the_projector_loads_encodes_and_frees_in_a_child(
     tiny_model_f16: Path, tiny_projector: Path
 ) -> None:
-    stderr: list[str] = []
-    result = _run(tiny_model_f16, tiny_projector, stderr)
+    child = run_python("-c", _CHILD, tiny_model_f16, tiny_projector)
+    result = child.result
     spec = gguf_projector.ProjectorSpec()
     assert result["shape"] == [spec.n_image_tokens, spec.text_n_embd]
     assert isinstance(result["n_tokens"], int) and result["n_tokens"] > spec.n_image_tokens
     # libmtmd logs through Python's logging (debug level), not straight to stderr, where
     # its tokenizer would print the prompt's text ("add_text: ...")
-    assert "clip_model_loader" not in stderr[0] and "add_text" not in stderr[0]
+    assert "clip_model_loader" not in child.stderr and "add_text" not in child.stderr
 
 
 def test_a_projector_type_llama_cpp_does_not_know_is_refused_not_aborted(
@@ -67,6 +51,6 @@ def test_a_projector_type_llama_cpp_does_not_know_is_refused_not_aborted(
     """No header check knows this type: libmtmd's own refusal must come back as an
     error, not end the worker."""
     odd = gguf_projector.write_projector(tmp_path / "mmproj-odd.gguf", projector_type="hearth9")
-    result = _run(tiny_model_f16, odd)
+    result = run_python("-c", _CHILD, tiny_model_f16, odd).result
     assert "could not load the projector mmproj-odd.gguf" in str(result["error"])
     assert "hearth9" in str(result["error"])

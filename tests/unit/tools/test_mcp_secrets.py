@@ -15,8 +15,7 @@ from hearth.config.secret_stores import FileStore
 from hearth.tools import McpConfigError, McpHost, ServerState, ToolCallError
 from hearth.tools.mcp_file import McpFile
 from hearth.tools.mcp_secrets import looks_secret, missing, plain_secrets, seal_entry
-
-TOY = str(Path(__file__).resolve().parents[2] / "mcp_servers" / "toy_server.py")
+from mcp_testing import TOY
 
 
 @pytest.fixture
