@@ -10,13 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import openai
 import pytest
 
+import gguf_factory as gf
 from hearth.library.library import Library
 from server_process import ServeProcess
 
 F16, Q8, Q4 = "hearth-tiny-F16", "hearth-tiny-Q8_0", "hearth-tiny-Q4_K_M"
+BROKEN = "hearth-broken"
 
 
 @pytest.fixture
@@ -24,6 +27,16 @@ def three_models(tiny_model_f16: Path, tiny_model_q8: Path, tiny_model_q4km: Pat
     library = Library()
     for path in (tiny_model_f16, tiny_model_q8, tiny_model_q4km):
         library.import_in_place(path)
+
+
+@pytest.fixture
+def broken_model(tmp_path: Path) -> Path:
+    """A library model llama.cpp refuses at load: a well-formed GGUF (the library lists
+    it, its memory estimate reads) with a tensor of the wrong shape."""
+    path = gf.write_llama(tmp_path / "models" / f"{BROKEN}.gguf", gf.LlamaSpec(), gf.VOCAB,
+                          name=BROKEN, weights={"output_norm.weight": np.ones(7)})  # fmt: skip
+    Library().import_in_place(path)
+    return path
 
 
 def status_of(url: str) -> dict:

@@ -10,20 +10,19 @@ import asyncio
 from pathlib import Path
 
 import httpx
-import numpy as np
 import openai
 import pytest
 
-import gguf_factory as gf
 from hearth.core.errors import HearthError
-from hearth.library.library import Library
 from hearth.supervisor.client import WorkerClient
 from hearth.supervisor.launch_options import LoadOptions
 from hearth.supervisor.residency_loads import load_beside
 from residency_serving import (
+    BROKEN,
     LONG_CTX,
     Q4,
     Q8,
+    broken_model,
     chat,
     lifecycle_events,
     long_stream,
@@ -32,19 +31,7 @@ from residency_serving import (
 )
 from server_process import start_serve
 
-__all__ = ["three_models"]  # the fixture, used by name
-
-BROKEN = "hearth-broken"
-
-
-@pytest.fixture
-def broken_model(tmp_path: Path) -> Path:
-    """A library model llama.cpp refuses at load: a well-formed GGUF (the library lists
-    it, its memory estimate reads) with a tensor of the wrong shape."""
-    path = gf.write_llama(tmp_path / "models" / f"{BROKEN}.gguf", gf.LlamaSpec(), gf.VOCAB,
-                          name=BROKEN, weights={"output_norm.weight": np.ones(7)})  # fmt: skip
-    Library().import_in_place(path)
-    return path
+__all__ = ["broken_model", "three_models"]  # the fixtures, used by name
 
 
 def _failed_state(url: str, model: str) -> dict:

@@ -51,13 +51,21 @@ def admin_router(models: ModelManager, request_log: RequestLog | None = None) ->
 
     @router.get("/health")
     async def health() -> JSONResponse:
-        """200 when the server can answer: a model is ready, or none is loaded (a request
-        naming one loads it), or a load failed beside models that still serve (its
-        error in ``load``); 503 while a model loads or unloads (with its progress), and
-        "error" only when the last load failed and no model serves."""
+        """Whether the server can answer now, as llama-server's router and Ollama say it:
+        200 "ok" while any model serves, with the lifecycle's change in progress or its
+        failure (a load or unload beside the serving models) in ``load``; 200 "ok" with
+        no model when none is loaded (a request naming one loads it). 503 only when
+        nothing can serve: "loading"/"unloading" with the progress, or "error" when the
+        last load failed."""
         state = models.state
-        if state.state is LifecycleState.READY:
-            return JSONResponse({"status": "ok", "model": state.model_id})
+        serving = models.residency.find(None)
+        if serving is not None:
+            if state.state is LifecycleState.READY:
+                return JSONResponse({"status": "ok", "model": state.model_id})
+            # A model loads, unloads or failed to load beside models that still serve:
+            # the server is healthy; that change is reported as load status is.
+            body = {"status": "ok", "model": serving.info.id, "load": state_json(state)}
+            return JSONResponse(body)
         if state.state in (LifecycleState.LOADING, LifecycleState.UNLOADING):
             return JSONResponse(
                 {
@@ -67,12 +75,6 @@ def admin_router(models: ModelManager, request_log: RequestLog | None = None) ->
                 },
                 status_code=503,
             )
-        serving = models.residency.find(None)
-        if state.state is LifecycleState.ERROR and serving is not None:
-            # A load failed beside models that still serve: the server is healthy, and
-            # the failure is that load's outcome, reported as load status is.
-            body = {"status": "ok", "model": serving.info.id, "load": state_json(state)}
-            return JSONResponse(body)
         if state.state is LifecycleState.ERROR:
             return JSONResponse(
                 {"status": "error", "error": state.error, "model": state.model_id},

@@ -114,14 +114,21 @@ class WorkerClient:
         if isinstance(error, dict):
             error = error.get("message")
         load = data.get("load")
-        load_error = load.get("error") if isinstance(load, dict) else None
+        if not isinstance(load, dict):
+            load = {}
+        load_progress = load.get("progress")
         return Health(
             status=str(data.get("status") or ("ok" if resp.status_code == 200 else "error")),
             http_status=resp.status_code,
             model=opt_str(data.get("model")),
             progress=float(progress) if isinstance(progress, int | float) else None,
             error=opt_str(error),
-            load_error=opt_str(load_error),
+            load_error=opt_str(load.get("error")),
+            load_state=opt_str(load.get("state")),
+            load_model=opt_str(load.get("model")),
+            load_progress=(
+                float(load_progress) if isinstance(load_progress, int | float) else None
+            ),
         )
 
     async def models(self) -> list[str]:

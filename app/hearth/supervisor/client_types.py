@@ -38,8 +38,10 @@ class WorkerUnavailableError(WorkerError):
 
 @dataclass(frozen=True)
 class Health:
-    """What ``GET /health`` said. ``status`` is "ok", "loading" or "error"; "ok" with a
-    ``load_error`` when the last load failed but other models serve."""
+    """What ``GET /health`` said. ``status`` is "ok", "loading" or "error": "loading"
+    and "error" only while no model serves. While models serve, a load beside them is
+    in the ``load_*`` fields: ``load_state`` "loading" with its ``load_progress``, or
+    "error" with its ``load_error``."""
 
     status: str
     http_status: int
@@ -47,10 +49,23 @@ class Health:
     progress: float | None = None
     error: str | None = None
     load_error: str | None = None  # a load that failed beside models that still serve
+    load_state: str | None = None  # the lifecycle's state beside them ("loading" ...)
+    load_model: str | None = None
+    load_progress: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.http_status == 200 and self.status == "ok"
+
+    @property
+    def loading(self) -> float | None:
+        """The progress (0 to 1) of the load running now, whether models serve beside
+        it or none does yet; None when no load runs."""
+        if self.status == "loading":
+            return self.progress if self.progress is not None else 0.0
+        if self.ok and self.load_state == "loading":
+            return self.load_progress if self.load_progress is not None else 0.0
+        return None
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ async def load_beside(
             if health.status == "error" or failure is not None:
                 raise ModelLoadError(failure or f"The worker could not load {path.name}.")
             if on_progress is not None:
-                on_progress(health.progress if health.status == "loading" else None)
+                on_progress(health.loading)  # beside serving models /health is 200
             if time.monotonic() > deadline:
                 raise ModelLoadError(
                     f"{path.name} did not load within {timeout:g} s. It may be too large "
