@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from hearth.chats import ChatStore, SamplingSettings
 from hearth.chats.images import ImageData, check_image
+from hearth.core.images import MAX_IMAGES_PER_REQUEST
 from hearth.server.openai_schemas import ChatCompletionRequest
 from hearth.supervisor import LoadOptions, WorkerState
 from hearth.ui.chat.image_hint import VisionState
@@ -245,6 +246,19 @@ def test_send_to_a_model_that_cant_see_keeps_the_images(
     assert window.chat.turns == []
     assert composer.attach_button.popover.isVisible()
     assert "text-only can't see images" in composer.attach_button.popover.label.text()
+
+
+def test_send_past_the_image_limit_keeps_the_images(window: MainWindow) -> None:
+    """A chat's images all go with each turn: one past the worker's limit is not sent;
+    the tray says why and keeps every image (nothing is lost, no turn starts)."""
+    composer = window.chat_view.composer
+    red = check_image(png_bytes(color=(255, 0, 0)), "red.png")
+    images = [red] * (MAX_IMAGES_PER_REQUEST + 1)
+    assert window.chat.send("Compare these", images) is None
+    assert composer.images.items == images
+    assert window.chat.turns == []
+    assert f"{MAX_IMAGES_PER_REQUEST} images at most" in composer.tray.error.text()
+    assert not composer.tray.error.isHidden()
 
 
 def test_editing_a_message_puts_its_images_back_in_the_composer(

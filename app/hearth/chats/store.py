@@ -3,12 +3,15 @@
 Synchronous and thread-safe (one connection behind a lock). The GUI never calls it on
 the Qt thread: it goes through ``AsyncChatStore``, which runs each call on a single
 dedicated thread. Every method is one short transaction.
+
+The store owns the connection and its lock; the pieces with SQL of their own get both
+and stay out of this file: reply variants (``variants.py``), full-text search
+(``search.py``), attachments, images and tool calls (their indexes, as attributes).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import threading
 import time
@@ -18,6 +21,7 @@ from typing import Any
 
 from hearth.chats import export
 from hearth.chats import rows as dbrows
+from hearth.chats import search as fulltext
 from hearth.chats import variants as groups
 from hearth.chats.attachments import AttachmentIndex
 from hearth.chats.images import ImageIndex
@@ -42,14 +46,6 @@ RECOVERED_DETAIL = "Hearth closed before the reply finished."
 
 class ChatStoreError(Exception):
     """A request the store refuses (unknown id, built-in preset, ...)."""
-
-
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query for what a user typed: every word, as a prefix, all required."""
-    words = re.findall(r"\w+", text, flags=re.UNICODE)
-    if not words:
-        return None
-    return " ".join(f'"{w}"*' for w in words)
 
 
 class ChatStore:
@@ -318,40 +314,10 @@ class ChatStore:
 
     # ------------------------------------------------------------ search
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """Conversations whose title or messages match every word (prefixes) of ``query``.
-
-        Title matches come first, then message matches by relevance; one hit per
-        conversation, with a snippet that wraps the matched words in [ ].
-        """
-        match = fts_query(query)
-        if match is None:
-            return []
-        titles = self._all(
-            "SELECT c.id, c.title, highlight(conversations_fts, 0, '[', ']') AS snip,"
-            " c.updated FROM conversations_fts JOIN conversations c"
-            " ON c.id = conversations_fts.rowid WHERE conversations_fts MATCH ?"
-            " ORDER BY bm25(conversations_fts) LIMIT ?",
-            (match, limit),
-        )
-        bodies = self._all(
-            "SELECT m.conversation_id AS id, c.title, m.id AS mid, c.updated,"
-            " snippet(messages_fts, 0, '[', ']', '…', 12) AS snip"
-            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-            " JOIN conversations c ON c.id = m.conversation_id"
-            " WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
-            (match, limit * 4),
-        )
-        hits: dict[int, SearchHit] = {}
-        for row in titles:
-            hits.setdefault(
-                row["id"], SearchHit(row["id"], row["title"], row["snip"], None, row["updated"])
-            )
-        for row in bodies:
-            hits.setdefault(
-                row["id"],
-                SearchHit(row["id"], row["title"], row["snip"], row["mid"], row["updated"]),
-            )
-        return list(hits.values())[:limit]
+        """Conversations whose title or messages match every word (prefixes) of
+        ``query``: title matches first, one hit per conversation (``search.py``)."""
+        with self._lock:
+            return fulltext.search(self._conn, query, limit)
 
     # ------------------------------------------------------------ presets
     def presets(self) -> list[Preset]:

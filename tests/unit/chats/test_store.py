@@ -20,7 +20,8 @@ from hearth.chats import (
     SamplingSettings,
 )
 from hearth.chats.schema import LATEST_VERSION, SchemaTooNewError, migrate
-from hearth.chats.store import RECOVERED_DETAIL, fts_query
+from hearth.chats.search import fts_query
+from hearth.chats.store import RECOVERED_DETAIL
 from hearth.config.paths import default_paths
 
 

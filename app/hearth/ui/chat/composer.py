@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hearth.chats.images import ImageFileError, check_count
 from hearth.ui.chat.image_attach import (
     ImageAttachments,
     ImageTray,
@@ -270,6 +271,20 @@ class ChatComposer(QWidget):
                 self.attach_button.explain()
             else:
                 self.images.add_image(mime.imageData())
+
+    def images_fit(self, count: int) -> bool:
+        """Whether a turn may carry ``count`` images in all (every image of a chat goes
+        with each turn): only to a model that sees, and within the worker's limit. If
+        not, the button or the tray says why; the caller keeps the images."""
+        if self.attach_button.blind:
+            self.attach_button.explain()
+            return False
+        try:
+            check_count(count)
+        except ImageFileError as exc:
+            self.tray.say(str(exc))
+            return False
+        return True
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
         if has_media(event.mimeData()):

@@ -2,26 +2,23 @@
 
 ``ChatController`` queues these on ``AsyncChatStore`` in order: the setup (the
 conversation if new, the user's row, the reply's 'streaming' row, a new variant when
-regenerating) before the first token, the outcome once the stream ended.
-``turn_outcome`` names how a turn ended.
+regenerating) before the first token, the outcome once the stream ended (how it
+ended is ``turn_end.py``'s).
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, field
 
-from hearth.chats import ChatStore, Conversation, Message, MessageStatus, SamplingSettings
+from hearth.chats import ChatStore, Conversation, MessageStatus, SamplingSettings
 from hearth.chats.attachments import PassageHit
-from hearth.chats.images import ImageData
 from hearth.supervisor import (
     ChatStreamStats,
     WorkerClient,
     WorkerError,
-    WorkerUnavailableError,
 )
 from hearth.ui.chat.reasoning import ThinkSplitter
 from hearth.ui.chat.turns import Turn, title_for
@@ -91,14 +88,17 @@ def setup_rows(store: ChatStore, state: TurnState, new: NewConversation) -> None
     ).id
 
 
-def read_conversation(
-    store: ChatStore, conversation_id: int
-) -> tuple[Conversation, list[Message], dict[int, list[ImageData]]]:
-    """A saved conversation as shown, with each message's images (their bytes read)."""
+def read_turns(store: ChatStore, conversation_id: int) -> tuple[Conversation, list[Turn]]:
+    """A saved conversation as shown: its turns (no system rows), each with its images
+    (their bytes read) and the sources it was given."""
     messages = store.messages(conversation_id)
     shown = store.images.of_messages(m.id for m in messages)
-    images = {mid: store.images.load(found) for mid, found in shown.items()}
-    return store.conversation(conversation_id), messages, images
+    sources = store.attachments.sources(conversation_id)
+    turns = [Turn.from_message(m) for m in messages if m.role != "system"]
+    for turn in turns:
+        turn.sources = tuple(sources.get(turn.id or 0, ()))
+        turn.images = store.images.load(shown[turn.id]) if turn.id in shown else []
+    return store.conversation(conversation_id), turns
 
 
 def save_outcome(store: ChatStore, state: TurnState, first: Turn, dropped: bool) -> None:
@@ -123,28 +123,6 @@ def save_outcome(store: ChatStore, state: TurnState, first: Turn, dropped: bool)
     )
     if state.sources:
         store.attachments.add_sources(reply.id, state.sources)
-
-
-STOPPED = "stopped"
-
-
-def turn_outcome(
-    task: asyncio.Task[str | None],
-) -> tuple[str, str | None, MessageStatus, str | None]:
-    """How a finished streaming task ended: (outcome for ``generation_finished``, the
-    note shown after the reply, the row's status, the row's detail)."""
-    if task.cancelled():
-        return "stopped", STOPPED, MessageStatus.INTERRUPTED, "Stopped"
-    exc = task.exception()
-    if exc is not None:
-        detail = exc.message if isinstance(exc, WorkerError) else str(exc)
-        if isinstance(exc, WorkerUnavailableError):  # the worker died: keep the text
-            return "error", f"interrupted: {detail}", MessageStatus.INTERRUPTED, detail
-        return "error", f"Error: {detail}", MessageStatus.ERROR, detail
-    error = task.result()
-    if error is not None:
-        return "error", f"Error: {error}", MessageStatus.ERROR, error
-    return "done", None, MessageStatus.COMPLETE, None
 
 
 async def context_size(client: WorkerClient) -> int | None:

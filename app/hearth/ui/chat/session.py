@@ -6,6 +6,11 @@ cheap). Every store call runs on the store's own thread (``AsyncChatStore``), qu
 in order, so the Qt thread never waits on disk. A reply is recorded as it streams:
 its row exists as 'streaming' before the first token, is checkpointed about every
 0.5 s, and ends 'complete', 'interrupted' (Stop, or the worker died) or 'error'.
+
+This module holds the conversation (its turns, settings, id) and starts each turn; the
+pieces it drives live beside it: the turn's rows (``rows.py``), its stream (``reply.py``,
+``tool_turn.py``), how it ends on screen (``turn_end.py``), the card actions and the
+documents (``actions.py``, ``documents.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from hearth.chats import (
     ReplyRecorder,
     SamplingSettings,
 )
-from hearth.chats.images import ImageData, ImageFileError, check_count
+from hearth.chats.images import ImageData
 from hearth.config.paths import default_paths
 from hearth.config.secrets import get_secret
 from hearth.supervisor import ChatStreamStats, Supervisor
@@ -35,25 +40,23 @@ from hearth.tools.chat_tools import ChatTools
 from hearth.ui.chat.actions import CardActions
 from hearth.ui.chat.documents import ChatDocuments
 from hearth.ui.chat.model import ChatModel
-from hearth.ui.chat.reply import read_reply, show_answer, show_reasoning
+from hearth.ui.chat.reply import read_reply
 from hearth.ui.chat.rows import (
     ConversationRef,
     NewConversation,
     TurnState,
     forget_from,
-    read_conversation,
+    read_turns,
     save_outcome,
     setup_rows,
-    turn_outcome,
 )
 from hearth.ui.chat.tool_menu import ToolsMenu
 from hearth.ui.chat.tool_turn import ToolTurn, chat_messages, choice_keeper, known_catalog
+from hearth.ui.chat.turn_end import end_turn
 from hearth.ui.chat.turns import (
     ChatSettings,
     Turn,
     draw_turns,
-    local_stats,
-    reply_stats,
     request_args,
     stats_text,
 )
@@ -160,29 +163,15 @@ class ChatController(QObject):
         self, text: str, images: Sequence[ImageData] = ()
     ) -> asyncio.Task[str | None] | None:
         """Add a user turn (with ``images``) and stream the reply; the streaming task."""
-        if not self._images_fit(images) or not self._can_start():
+        # Every image of the chat goes with each turn (the composer says why not).
+        count = sum(len(t.images) for t in self.turns) + len(images)
+        if (images and not self.view.composer.images_fit(count)) or not self._can_start():
             self.view.composer.images.put_back(list(images))
             return None
         user = Turn("user", text, images=list(images))
         self.turns.append(user)
         self.view.add_user_turn(text, len(self.turns) - 1, user.images)
         return self._start_turn(user)
-
-    def _images_fit(self, images: Sequence[ImageData]) -> bool:
-        """Every image of the chat goes with each turn: within the worker's limit, and
-        only to a model that sees (else the composer says why and keeps them)."""
-        if not images:
-            return True
-        composer = self.view.composer
-        if composer.attach_button.blind:
-            composer.attach_button.explain()
-            return False
-        try:
-            check_count(sum(len(t.images) for t in self.turns) + len(images))
-        except ImageFileError as exc:
-            composer.tray.say(str(exc))
-            return False
-        return True
 
     def regenerate(self, index: int | None = None) -> asyncio.Task[str | None] | None:
         """Write reply ``index`` (the last by default) again. The earlier versions are
@@ -301,53 +290,14 @@ class ChatController(QObject):
         return None
 
     def _finish_turn(self, task: asyncio.Task[str | None], state: TurnState) -> None:
-        outcome, note, status, detail = turn_outcome(task)
-        note = "; ".join(n for n in (note, *state.notes) if n) or None
-        reply = state.reply
-        tail = state.think.finish()
-        if tail:
-            show_answer(self.view, state, tail, None)
-        show_reasoning(self.view, state)  # stopped while thinking: the fold, with no answer
-        reply.reasoning = state.think.reasoning
-        reply.content = "".join(state.parts)
-        reply.status, reply.detail = status, detail
-        reply.stats = reply_stats(state.stats)
-        if reply.stats is None and state.deltas:  # stopped: no summary came, measure here
-            reply.stats = local_stats(
-                state.deltas, state.started, state.first_delta, time.monotonic()
-            )
-        made = reply.content or reply.reasoning or reply.tool_calls  # calls are kept too
-        dropped = not made and outcome != "done"
-        if dropped:
-            # Nothing came back: drop the question so roles keep alternating, and give
-            # the text back to the input for another try.
-            self.turns.remove(reply)
-            if state.variant_of is not None:
-                self.turns.append(state.variant_of)  # the reply it was to replace
-            if state.user is not None and state.user in self.turns:
-                self.turns.remove(state.user)
-                if not self.view.input.toPlainText():
-                    self.view.input.setPlainText(state.user.content)
-                self.view.composer.images.put_back(state.user.images)
-        self.view.end_assistant_turn(note, error=outcome == "error")
-        reply.sources = () if dropped else state.sources
-        if reply.sources:
-            self.view.add_sources(len(self.turns) - 1, reply.sources, False)
-        if dropped and state.variant_of is not None:
-            self.redraw()
-        self.view.set_generating(False)
-        self.view.set_can_regenerate(bool(self.turns) and self.turns[-1].role == "assistant")
+        """Show the ending (``turn_end.py``), then save it and say so, in that order."""
+        end = end_turn(self.view, self.turns, state, task, self.model.known_context())
         self.last_stats = state.stats
-        n_ctx = self.model.known_context()
-        if state.stats is not None:
-            self.view.set_stats(stats_text(state.stats, n_ctx))
-        elif reply.stats is not None:
-            self.view.set_stats(f"{stats_text(reply.stats, n_ctx)} · {outcome}")
         saved = None
         if self.db is not None and state.setup is not None:
-            first = state.user if dropped and state.user is not None else reply
-            saved = self.db.submit(lambda s: save_outcome(s, state, first, dropped))
-        self._tasks.spawn(self._announce(outcome, saved), name="chat-saved")
+            first = state.user if end.dropped and state.user is not None else state.reply
+            saved = self.db.submit(lambda s: save_outcome(s, state, first, end.dropped))
+        self._tasks.spawn(self._announce(end.outcome, saved), name="chat-saved")
 
     async def _announce(
         self, outcome: str, saved: concurrent.futures.Future[object] | None
@@ -379,23 +329,15 @@ class ChatController(QObject):
             return
         self.stop()
         reopened = conversation_id != self._ref.id  # not a redraw (a variant switch)
-        conv, messages, images, sources = await self.db.run(
-            lambda s: (
-                *read_conversation(s, conversation_id),
-                s.attachments.sources(conversation_id),
-            )
-        )
-        models = [m.model for m in messages if m.role == "assistant" and m.model]
+        conv, turns = await self.db.run(lambda s: read_turns(s, conversation_id))
+        models = [t.model for t in turns if t.role == "assistant" and t.model]
         notice = (
             await self.model.restore(models[-1] if models else conv.model) if reopened else None
         )
         self._ref = ConversationRef(conversation_id)
         self.tools.open_chat(conv.tool_choice)
         self.apply_conversation(conv)
-        self.turns = [Turn.from_message(m) for m in messages if m.role != "system"]
-        for turn in self.turns:
-            turn.sources = tuple(sources.get(turn.id or 0, ()))
-            turn.images = images.get(turn.id or 0, [])
+        self.turns = turns
         if reopened:
             await self.documents.show_chat(conversation_id)
         self._editing = None
