@@ -152,7 +152,8 @@ def _check_quant_name(model: GgufModel, path: Path) -> None:
 def _suggest(
     listing: RepoListing, meta: GgufMetadata, n_ctx: int, draft: Draft | None
 ) -> GgufModel | None:
-    from hearth.hardware.fit import ContextPlan, QuantCandidate, suggest_quantization
+    from hearth.hardware.fit import ContextPlan
+    from hearth.hardware.quant_choice import QuantCandidate, suggest_quantization
 
     candidates = [
         QuantCandidate(m.quant or m.name, m.total_size or 0, m.name)

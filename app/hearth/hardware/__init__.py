@@ -5,14 +5,16 @@ from hearth.hardware.fit import (
     FitEstimate,
     FitVerdict,
     MemoryBreakdown,
-    QuantCandidate,
-    QuantSuggestion,
     estimate_fit,
     estimate_memory,
+)
+from hearth.hardware.probe import GpuInfo, SystemMemory, probe_system
+from hearth.hardware.quant_choice import (
+    QuantCandidate,
+    QuantSuggestion,
     rank_quantizations,
     suggest_quantization,
 )
-from hearth.hardware.probe import GpuInfo, SystemMemory, probe_system
 
 __all__ = [
     "ContextPlan",

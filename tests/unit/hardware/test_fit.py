@@ -16,14 +16,12 @@ from hearth.core.units import format_bytes
 from hearth.hardware.fit import (
     ContextPlan,
     FitVerdict,
-    QuantCandidate,
     estimate_fit,
     estimate_memory,
     projector_split,
-    rank_quantizations,
-    suggest_quantization,
 )
 from hearth.hardware.probe import CUDA_RESERVE_BYTES, GpuInfo, SystemMemory, apple_gpu
+from hearth.hardware.quant_choice import QuantCandidate, rank_quantizations, suggest_quantization
 from hearth.library.gguf_metadata import GgufMetadata, TensorInfo, tensor_nbytes
 
 GIB = 1024**3

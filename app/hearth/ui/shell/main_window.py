@@ -5,7 +5,7 @@ chat in the middle, the chat's settings (system prompt, preset, sampling) on the
 right. All worker and store I/O runs as asyncio tasks on the qasync loop or on the
 store's own thread; slots only start tasks. A model loads one at a time
 (``model_loads.ModelLoads``). Closing the window stops the worker first
-(asynchronously), then really closes.
+(asynchronously, ``window_close.WindowClose``), then really closes.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from hearth.ui.shell.model_loads import ModelLoads
 from hearth.ui.shell.model_picker import ModelPicker
 from hearth.ui.shell.page_rail import PageRail
 from hearth.ui.shell.top_bar import TopBar
+from hearth.ui.shell.window_close import WindowClose
 from hearth.ui.shell.window_extras import WindowExtras
 from hearth.ui.shell.window_models import WindowModels
 from hearth.ui.shell.window_status import WindowStatus
@@ -91,9 +92,7 @@ class MainWindow(QMainWindow):
         self.tokens: Tokens = tokens_for(self.palette())
         self.load_options = load_options
         self._tasks = TaskSet()
-        self._close_task: asyncio.Task[None] | None = None
-        self._really_close = False
-        self._closed_emitted = False
+        self.closer = WindowClose(self, self._tasks, self.closed.emit)
         self._bridge = _StatusBridge(self)
         self.supervisor = Supervisor(
             on_status=self._bridge.changed.emit, log_dir=log_dir, start_timeout=start_timeout
@@ -364,59 +363,11 @@ class MainWindow(QMainWindow):
 
     def _auto_restart(self) -> None:
         """After a crash (see CrashRecovery): the same restart, keeping its banner."""
-        if self.supervisor.model_path is None or self._close_task is not None:
+        if self.supervisor.model_path is None or self.closer.closing:
             return
         self.loads.restart()
 
     # ------------------------------------------------------------------ close
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
-        busy = self.supervisor.process is not None or self.services.has_downloads
-        busy = busy or self.chat.tools.running  # MCP servers the chat started
-        if self._really_close or not busy:
-            self._finish_close()
-            event.accept()
-            return
-        event.ignore()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # No loop to run on (e.g. teardown): stop synchronously and close now.
-            self._tasks.cancel_all()
-            self.services.close_sync()
-            self.supervisor.stop_sync()
-            self._finish_close()
-            event.accept()
-            return
-        if self._close_task is None:
-            self.status_label.setText("Stopping the model worker…")
-            self.setEnabled(False)
-            self._close_task = self._tasks.spawn(self._close_async(), name="close")
-
-    async def _close_async(self) -> None:
-        self.recovery.cancel()
-        self.chat.stop()
-        self.loads.cancel()
-        try:
-            await self.chat.tools.aclose()  # MCP servers the chat started
-        except Exception:
-            log.exception("could not stop the MCP servers cleanly")
-        try:
-            try:
-                await self.services.aclose()  # partial downloads stay, to resume later
-            except Exception:
-                log.exception("could not stop the downloads cleanly")
-            await self.supervisor.stop()
-        finally:
-            self._really_close = True
-            self.close()
-
-    def _finish_close(self) -> None:
-        self.extras.save_window_state()
-        if not self._really_close:
-            self._tasks.cancel_all()
-        self._really_close = True
-        self.services.close_sync()
-        self.chats_db.close()  # waits for queued writes (a few ms at most)
-        if not self._closed_emitted:
-            self._closed_emitted = True
-            self.closed.emit()
+        """Stop the worker, MCP servers and downloads first (``WindowClose``)."""
+        self.closer.close_event(event)

@@ -30,14 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from hearth.core.errors import HearthError
-from hearth.hardware.fit import (
-    ContextPlan,
-    FitEstimate,
-    FitVerdict,
-    QuantCandidate,
-    rank_quantizations,
-    suggest_quantization,
-)
+from hearth.hardware.fit import ContextPlan, FitEstimate, FitVerdict
+from hearth.hardware.quant_choice import QuantCandidate, rank_quantizations, suggest_quantization
 from hearth.hardware.speed import active_fraction
 from hearth.hub import DownloadEvent, DownloadState, GgufModel, RepoListing, list_repo_gguf
 from hearth.hub.client import hub_endpoint

@@ -7,6 +7,8 @@ worker threads; a Test starts the server through an ``McpHost`` on the app's asy
 loop (the child process and its pipes are asynchronous), so the Qt thread never waits.
 Its secrets are read on a thread first, and a missing one is the row's reason. The
 State column is that host's: not started, running with N tools, or failed and why.
+The rows themselves are drawn by ``tools_table.ServerTable``; this box owns the
+servers (``listing``) and every action on them.
 """
 
 from __future__ import annotations
@@ -16,19 +18,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QMessageBox,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
 from shiboken6 import isValid
 
 from hearth.config.secrets import SecretStoreError
@@ -42,15 +34,13 @@ from hearth.ui.pages.settings.tools_listing import Listing, read_listing
 from hearth.ui.pages.settings.tools_offers import Offers
 from hearth.ui.pages.settings.tools_permissions import PermissionsList
 from hearth.ui.pages.settings.tools_runs import ServerRuns, state_text
+from hearth.ui.pages.settings.tools_table import ServerTable
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
-from hearth.ui.widgets.page_style import fit_height_to_rows
 from hearth.ui.widgets.section import Message, Section
-from hearth.ui.widgets.switch import Switch
 
 log = logging.getLogger(__name__)
-_RESTYLED = (QEvent.Type.StyleChange, QEvent.Type.FontChange, QEvent.Type.Polish)
 
 DESCRIPTION = (
     "MCP servers give a chat's model tools to call: a clock, a search, your files. The "
@@ -58,9 +48,6 @@ DESCRIPTION = (
 )
 EMPTY = "No MCP servers yet. Add a server by the command that runs it or by its URL."
 READING = "Reading mcp.json and the secret store…"
-COLUMNS = ("Name", "Kind", "Command or URL", "On", "State")
-ON_COLUMN = 3
-MAX_TABLE_PX = 200
 
 
 class ToolsBox(Section):
@@ -98,22 +85,8 @@ class ToolsBox(Section):
         self.offers = Offers(self)
         self.offers.import_chosen.connect(self.import_offer)
         self.offers.seal_chosen.connect(self.seal_plain)
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setAccessibleName("MCP servers")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        # one line a server, its height counted below: a long command is cut in the
-        # middle (the whole of it is the cell's tooltip), never wrapped past the table
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.table.installEventFilter(self)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.table = ServerTable(self)
+        self.table.switched.connect(self.set_enabled)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemDoubleClicked.connect(lambda _item: self.edit_selected())
         self.add_button = QPushButton("Add a server…", self)
@@ -163,18 +136,6 @@ class ToolsBox(Section):
         self._reading = self._tasks.spawn(self._refresh(), name="tools-refresh")
         return self._reading
 
-    def _fit_table(self) -> None:
-        """The table as tall as its rows: again after a theme switch, whose style sheet
-        changes the header's and the rows' padding."""
-        self.table.resizeRowsToContents()  # the switches set a row's height
-        fit_height_to_rows(self.table)  # the header as styled, each row as laid out
-        self.table.setFixedHeight(min(MAX_TABLE_PX, self.table.maximumHeight()))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if watched is self.table and event.type() in _RESTYLED:
-            QTimer.singleShot(0, self._fit_table)  # once the new style is applied
-        return super().eventFilter(watched, event)
-
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         if self._stale:
@@ -218,36 +179,20 @@ class ToolsBox(Section):
         return self.listing.config
 
     def _show_rows(self) -> None:
-        selected = self.selected()
         entries = self.config.servers
-        self.table.setRowCount(len(entries))
-        for row, entry in enumerate(entries):
-            cells = (entry.name, entry.transport, entry.describe(), "", self.state_text(entry.name))
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.table.setItem(row, column, item)
-            switch = Switch(parent=self.table)
-            switch.setAccessibleName(f"Turn {entry.name} on or off")
-            switch.setChecked(not entry.disabled)
-            switch.toggled.connect(lambda on, name=entry.name: self.set_enabled(name, on))
-            self.table.setCellWidget(row, ON_COLUMN, switch)
-            if selected is not None and entry.name == selected:
-                self.table.selectRow(row)
+        self.table.show_servers(entries, self.state_text)
         empty = not entries
         self.empty_label.setText(EMPTY if self.loaded else READING)
         self.empty_label.setVisible(empty and not self.listing.error)  # a broken file isn't empty
         self.table.setVisible(not empty)
         for button in (self.add_button, self.json_button):  # edits need the file read first
             button.setEnabled(self.loaded)
-        self._fit_table()
+        self.table.fit_height()
         primary = empty and self.loaded  # the next step when there is none
         if self.add_button.property("primary") != primary:
             self.add_button.setProperty("primary", primary)
             self.add_button.style().unpolish(self.add_button)
             self.add_button.style().polish(self.add_button)
-        if entries and self.table.currentRow() < 0:
-            self.table.selectRow(0)
         self._selection_changed()
 
     def state_text(self, name: str) -> str:
@@ -255,14 +200,10 @@ class ToolsBox(Section):
         return state_text(entry, self.runs.statuses.get(name), self.listing.missing.get(name, []))
 
     def selected(self) -> str | None:
-        row = self.table.currentRow()
-        entries = self.config.servers
-        return entries[row].name if 0 <= row < len(entries) else None
+        return self.table.selected()
 
     def select(self, name: str) -> None:
-        for row, entry in enumerate(self.config.servers):
-            if entry.name == name:
-                self.table.selectRow(row)
+        self.table.select(name)
 
     def _selection_changed(self) -> None:
         chosen = self.selected() is not None
@@ -414,11 +355,8 @@ class ToolsBox(Section):
     def _status(self, status: ServerStatus) -> None:
         if not isValid(self.table):  # the page is gone; its servers are being stopped
             return
-        for row, entry in enumerate(self.config.servers):
-            if entry.name == status.name and (item := self.table.item(row, 4)) is not None:
-                text = self.state_text(entry.name)
-                item.setText(text)
-                item.setToolTip(text)
+        if status.name in self.table.names:
+            self.table.show_state(status.name, self.state_text(status.name))
 
     async def close_servers(self) -> None:
         """Stop every server a Test started (the app is closing, or a test ends)."""
