@@ -149,10 +149,12 @@ def main() -> int:
                   f"{back.ttft / cold.ttft:.3f} | {cached} |")  # fmt: skip
     for side in sides:
         ratio = statistics.median(side.ratios())
-        verdict = "met" if ratio <= 0.2 else "MISSED"
-        print(f"{side.name}: A back / cold TTFT, median {ratio:.3f} (target <= 0.2 for "
-              f"Hearth: {verdict}); other processes took {100 * side.other_cpu:.1f}% of the "
-              "CPU")  # fmt: skip
+        if side.name == "hearth":
+            verdict = "met" if ratio <= 0.2 else "MISSED"
+            print(f"hearth: A back / cold TTFT, median {ratio:.3f} (target <= 0.2: {verdict}); "
+                  f"other processes took {100 * side.other_cpu:.1f}% of the CPU")  # fmt: skip
+        else:  # its model instances are child processes, which the meter cannot follow
+            print(f"{side.name}: A back / cold TTFT, median {ratio:.3f}")
     if len(sides) == 2:
         ours = statistics.median(b.ttft for b in sides[0].back)
         theirs = statistics.median(b.ttft for b in sides[1].back)
