@@ -48,7 +48,6 @@ import gguf_projector  # the tests' projector writer
 
 CACHE = Path.home() / ".cache" / "hearth-bench"
 STREAMS = 4
-WARM = 8  # chunks each text stream has streamed before the image request is sent
 
 
 def projector_for(model: Path, image_size: int, n_layer: int) -> Path:
@@ -89,11 +88,12 @@ async def stream(
     max_tokens: int,
     *,
     running: asyncio.Event | None = None,
+    warm: int = 0,
     times: list[float] | None = None,
     info: dict[str, object] | None = None,
 ) -> tuple[float, list[float], str]:
     """(send time, arrival time of each content chunk, the text) of one streamed chat;
-    ``running`` is set once it has streamed ``WARM`` chunks, and ``times`` (if given)
+    ``running`` is set once it has streamed ``warm`` chunks, and ``times`` (if given)
     fills as chunks arrive, for a stream that is cancelled midway."""
     body = {"messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "logit_bias": {"1": -100, "106": -100}}  # fmt: skip
@@ -112,7 +112,7 @@ async def stream(
             if piece:
                 times.append(time.perf_counter())
                 parts.append(piece)
-                if running is not None and len(times) == WARM:
+                if running is not None and len(times) == warm:
                     running.set()
     if running is not None:  # a stream that ended early must not hold the bench up
         running.set()
@@ -144,7 +144,7 @@ async def during_image(url: str, seed: int, args: argparse.Namespace) -> tuple[f
         arrived: list[list[float]] = [[] for _ in range(STREAMS)]
         texts = [asyncio.create_task(stream(
             client, url, [{"role": "user", "content": f"Story {seed}-{i}: once upon a time"}],
-            args.stream_tokens, running=warm[i], times=arrived[i],
+            args.stream_tokens, running=warm[i], warm=args.warm_chunks, times=arrived[i],
         )) for i in range(STREAMS)]  # fmt: skip
         for event in warm:
             await event.wait()
@@ -195,6 +195,8 @@ def main() -> int:
     parser.add_argument("--first-tokens", type=int, default=16, help="the first turn's reply")
     parser.add_argument("--stream-tokens", type=int, default=1024,
                         help="each text stream's max_tokens (cut once the image is done)")
+    parser.add_argument("--warm-chunks", type=int, default=32,
+                        help="chunks each text stream streams before the image is sent")
     args = parser.parse_args()  # fmt: skip
     model = args.model or local_real_model()
     if model is None:
