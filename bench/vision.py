@@ -225,15 +225,25 @@ def main() -> int:
         meter.pids = [s.process.pid for s in servers]
         before = meter.snapshot()
         for r in range(args.rounds):  # the order alternates, so drift hits both alike
-            for server in servers if r % 2 == 0 else servers[::-1]:
-                measure(server, r, args, results[server.name])
+            try:
+                for server in servers if r % 2 == 0 else servers[::-1]:
+                    measure(server, r, args, results[server.name])
+            except httpx.HTTPError as error:  # report the rounds both servers completed
+                print(f"round {r + 1} failed ({error!r}); reporting rounds 1-{r}",
+                      file=sys.stderr)  # fmt: skip
+                for got in results.values():
+                    for key in KEYS:
+                        del got[key][r:]
+                break
         other = meter.foreign(before, meter.snapshot())
     finally:
         for server in servers:
             server.stop()
+    if not all(got["first"] for got in results.values()):
+        raise SystemExit("no round completed on every server")
     print(f"{model.name} + {projector.name} ({args.image_size} px, {args.vit_layers} ViT "
-          f"layers, 64 image tokens); {args.rounds} rounds; {load}; other processes took "
-          f"{100 * other:.1f}% of the CPU during the rounds")  # fmt: skip
+          f"layers, 64 image tokens); {len(results['hearth']['first'])} rounds; {load}; "
+          f"other processes took {100 * other:.1f}% of the CPU during the rounds")  # fmt: skip
     for name, got in results.items():
         follow = med([f / t for f, t in zip(got["follow_up"], got["first"], strict=True)])
         ratio = med([d / b for d, b in zip(got["during"], got["before"], strict=True)])
