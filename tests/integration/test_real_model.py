@@ -191,26 +191,60 @@ def test_roles_out_of_order_are_a_clear_400(served: ServeProcess) -> None:
     assert "alternate" in str(raised.value.message)
 
 
+@pytest.fixture(scope="module")
+def llama_server(real_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-server computing what Hearth computes: its URL.
+
+    Flash attention off, as Hearth runs this model here and as llama-cpp-python's
+    reference does (llama-server's "auto" turns it on on the CPU). ``--swa-full``, as
+    Hearth always loads: without it llama-server decodes a prompt's last 4 tokens in a
+    batch of their own (to checkpoint its sliding-window cache there), and this model's
+    logits move with how a prompt is split into batches by up to 0.3 nats, enough to
+    flip a near-tie (issue 21: one greedy bench reply in eight differed that way).
+    Its built-in Gemma format, as it would render ChatML for this GGUF on its own."""
+    flags = ("-c", "1024", "-np", "1", "-t", "2", "-fa", "off", "--swa-full",
+             "--no-jinja", "--chat-template", "gemma")  # fmt: skip
+    with running_llama_server(real_model, tmp_path_factory.mktemp("llama-server"), *flags) as url:
+        yield url
+
+
 @pytest.mark.skipif(not LLAMA_SERVER, reason="no llama-server binary (set HEARTH_LLAMA_SERVER)")
 def test_llama_server_gives_the_same_greedy_replies(
-    served: ServeProcess, real_model: Path, tmp_path: Path
+    served: ServeProcess, llama_server: str
 ) -> None:
-    """llama-server with its built-in Gemma format (it would render ChatML for this GGUF
-    on its own): the same prompt tokens and the same greedy replies as Hearth's."""
+    """The same prompt tokens and the same greedy replies as Hearth's."""
     ask: Any = {"model": MODEL, "temperature": 0, "max_tokens": N_TOKENS}
     hearth = openai.OpenAI(base_url=f"{served.base_url}/v1", api_key="unused", max_retries=0)
     ours = hearth.chat.completions.create(messages=CHAT, **ask)
     our_raw = hearth.completions.create(prompt=RAW, **ask)
-    # Flash attention off, as Hearth runs this model here and as llama-cpp-python's
-    # reference does: llama-server's "auto" turns it on on the CPU, and the raw prompt's
-    # fifth token is then a near-tie that flips ("capital" against "most").
-    flags = ("-c", "1024", "-np", "1", "-t", "2", "-fa", "off",
-             "--no-jinja", "--chat-template", "gemma")  # fmt: skip
-    with running_llama_server(real_model, tmp_path, *flags) as url:
-        theirs_client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
-        theirs = theirs_client.chat.completions.create(messages=CHAT, **ask)
-        their_raw = theirs_client.completions.create(prompt=RAW, **ask)
+    theirs_client = openai.OpenAI(base_url=f"{llama_server}/v1", api_key="unused", max_retries=0)
+    theirs = theirs_client.chat.completions.create(messages=CHAT, **ask)
+    their_raw = theirs_client.completions.create(prompt=RAW, **ask)
     assert ours.choices[0].message.content == theirs.choices[0].message.content
     assert ours.usage is not None and theirs.usage is not None
     assert ours.usage.prompt_tokens == theirs.usage.prompt_tokens
     assert our_raw.choices[0].text == their_raw.choices[0].text
+
+
+@pytest.mark.skipif(not LLAMA_SERVER, reason="no llama-server binary (set HEARTH_LLAMA_SERVER)")
+def test_llama_server_computes_the_same_probabilities(
+    served: ServeProcess, llama_server: str
+) -> None:
+    """Not only the same argmax: the same top log-probabilities at every reply token, so
+    a greedy reply that differs elsewhere (a longer one, another prompt) means Hearth
+    computed something else, not that this prompt happened to have no near-tie."""
+    body = {"prompt": RAW, "max_tokens": N_TOKENS, "temperature": 0, "logprobs": 5}
+    ours = httpx.post(f"{served.base_url}/v1/completions", json=body, timeout=120)
+    theirs = httpx.post(f"{llama_server}/v1/completions", json=body, timeout=120)
+    assert ours.status_code == theirs.status_code == 200
+    # OpenAI's legacy shape from Hearth; llama-server answers in the chat shape.
+    our_top = ours.json()["choices"][0]["logprobs"]["top_logprobs"]
+    their_top = [
+        {alt["token"]: alt["logprob"] for alt in item["top_logprobs"]}
+        for item in theirs.json()["choices"][0]["logprobs"]["content"]
+    ]
+    assert len(our_top) == len(their_top) == N_TOKENS
+    for ours_at, theirs_at in zip(our_top, their_top, strict=True):
+        assert set(ours_at) == set(theirs_at)
+        for token, logprob in ours_at.items():
+            assert logprob == pytest.approx(theirs_at[token], abs=1e-3), (token, ours_at, theirs_at)
