@@ -295,6 +295,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.model = args.model or ensure_real_model()
+    if "--swa-full" not in args.llama_server_arg:
+        # Hearth keeps a full-size sliding-window cache; llama-server's smaller one makes it
+        # decode a prompt's last 4 tokens apart (its checkpoints), a batch split that moves
+        # this model's logits by up to 0.3 nats (docs/benchmarks.md, greedy replies)
+        args.llama_server_arg.append("--swa-full")
     args.log_dir.mkdir(parents=True, exist_ok=True)
     before = machine()
     started = time.perf_counter()
