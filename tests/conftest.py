@@ -48,6 +48,16 @@ def tiny_gemma3(tiny_models_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_gemma3_chat(tiny_models_dir: Path) -> Path:
+    """The tiny Gemma 3 with a chat template that folds the system message into the
+    first user turn, as Gemma's does."""
+    from gguf_gemma3 import FOLDED_SYSTEM_TEMPLATE, write_tiny_gemma3
+
+    path = tiny_models_dir / "hearth-tiny-gemma3-chat-F16.gguf"
+    return write_tiny_gemma3(path, sliding_window=64, chat_template=FOLDED_SYSTEM_TEMPLATE)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_q8(tiny_models_dir: Path, tiny_model_f16: Path) -> Path:
     """The F16 model quantized to Q8_0 by llama.cpp."""
     return gguf_factory.quantize(tiny_model_f16, tiny_models_dir / "hearth-tiny-Q8_0.gguf", "Q8_0")

@@ -60,10 +60,27 @@ def _shapes(n_vocab: int) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def write_tiny_gemma3(path: Path, *, sliding_window: int = 64, seed: int = 0) -> Path:
+# Gemma's way with a system message, on the tiny vocabulary's ChatML markers: no turn of
+# its own, its text opens the first user turn. So the messages before the last one
+# render to no prefix of the whole prompt (the last one holds the system text).
+FOLDED_SYSTEM_TEMPLATE = (
+    "{{ bos_token }}{% set ns = namespace(head='') %}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{% set ns.head = m['content'] + '\n\n' %}"
+    "{% else %}{{ '<|im_start|>' + m['role'] + '\n' + ns.head + m['content'] + '<|im_end|>\n' }}"
+    "{% set ns.head = '' %}{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+def write_tiny_gemma3(
+    path: Path, *, sliding_window: int = 64, seed: int = 0, chat_template: str | None = None
+) -> Path:
     """Write the tiny Gemma 3 (F16, seeded); same arguments, same bytes. Greedy decoding
     emits only normal pieces (control and byte rows of the tied embedding are zero) and
-    never ends early, so replies have exact lengths."""
+    never ends early, so replies have exact lengths. Without ``chat_template`` it has
+    none (Hearth's fallback applies)."""
     path = Path(path)
     rng = np.random.default_rng(seed)
     w = start_model(
@@ -78,6 +95,8 @@ def write_tiny_gemma3(path: Path, *, sliding_window: int = 64, seed: int = 0) ->
     w.add_sliding_window(sliding_window)
 
     add_tokenizer(w, VOCAB)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
 
     quiet = non_normal_rows(VOCAB)
     embd = gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.TOKEN_EMBD] + ".weight"

@@ -20,7 +20,7 @@ import pytest
 from hearth.core.model_info import LoadConfig
 from hearth.engine.model import LlamaModel
 from hearth.engine.prompt_cache import PromptCache, model_key
-from hearth.engine.prompt_store import PromptStore, block_chain
+from hearth.engine.prompt_store import PromptStore, block_chain, state_name
 from hearth.engine.slots import Slot
 from held_pipes import WAIT_S, open_other_end
 
@@ -60,7 +60,7 @@ def saved_names(folder: Path) -> set[str]:
 
 
 def name_of(model: LlamaModel, tokens: Sequence[int]) -> str:
-    return f"{block_chain(model_key(model), tokens)[-1].hex()}.kv"
+    return f"{state_name(model_key(model), tokens).hex()}.kv"
 
 
 def test_a_save_returns_while_the_folder_s_listing_is_held_up(

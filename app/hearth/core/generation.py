@@ -64,6 +64,10 @@ class GenerationRequest:
     params: SamplingParams = field(default_factory=SamplingParams)
     request_id: str = ""  # given at the HTTP edge; it comes back on the Finished event
     images: tuple[ImageInput, ...] = ()
+    # A chat's prompt as it would read with another last message ("": not worked out).
+    # Where its tokens leave ``prompt``'s is where this conversation's next request will
+    # likely leave it: a sliding-window model's prompt cache saves its state there.
+    branch_prompt: str = ""
 
 
 @dataclass(frozen=True)

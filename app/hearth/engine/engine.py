@@ -41,7 +41,7 @@ from hearth.engine.prompt_cache import PromptCache, PromptCacheStatus
 from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.request_checks import check_request, check_token_ids
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
-from hearth.engine.slots import Job, make_async_sink
+from hearth.engine.slots import Job, common_prefix, make_async_sink
 from hearth.engine.speculative import Speculator
 from hearth.engine.token_reuse import PromptTokenizer
 from hearth.engine.tool_calls import ToolFormat
@@ -232,6 +232,25 @@ class Engine:
             raise InvalidRequestError("messages must not be empty.", param="messages")
         return template.render(messages, tools=tools, extra_context=extra_context)
 
+    def branch_prompt(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] = (),
+        extra_context: Mapping[str, object] | None = None,
+    ) -> str:
+        """The prompt ``messages`` would make with another last message, for
+        ``GenerationRequest.branch_prompt``; "" unless the loaded model's prompt cache
+        saves where chats branch (a sliding-window model's: ``checkpoint_for``)."""
+        disk = self._disk
+        if disk is None or not disk.checkpoints or not messages or messages[-1].images:
+            return ""
+        last = messages[-1]
+        other = dataclasses.replace(last, content="B" if last.content.startswith("A") else "A")
+        try:
+            return self.render_chat([*messages[:-1], other], tools, extra_context)
+        except HearthError:
+            return ""
+
     @property
     def traits(self) -> ModelTraits:
         """The loaded model's family formats and capabilities."""
@@ -344,6 +363,7 @@ class Engine:
         """Validate and queue a request; errors surface here, before any streaming."""
         model, scheduler, _, info = self._ready()
         text, add_special = None, False  # the text the tokens stand for, if any
+        branch_at = 0  # where the chat's next request likely branches off (see Job)
         media: MediaPrompt | None = None  # a prompt with images
         if request.images:
             media = await self._tokenize_media(request, model)
@@ -353,8 +373,8 @@ class Engine:
             check_token_ids(tokens, model.n_vocab)
         else:
             text = request.prompt
-            tokens, add_special = await asyncio.to_thread(  # reusing an earlier turn's ids
-                self._prompt_tokenizer().for_generation, text, request.add_bos
+            tokens, add_special, branch_at = await asyncio.to_thread(  # reusing earlier ids
+                self._tokenize, text, request.add_bos, request.branch_prompt
             )
         try:
             await check_request(tokens, request, info, model)
@@ -368,6 +388,7 @@ class Engine:
                 text=text,
                 add_special=add_special,
                 media=media,  # the job closes it when it ends
+                branch_at=branch_at,
             )
             disk = self._disk  # prompt cache: a saved state is read before the job queues
             if disk is not None and media is None:
@@ -381,6 +402,17 @@ class Engine:
         if arrival is not None:
             self._arrivals.settle(arrival)
         return GenerationStream(scheduler, job, queue)
+
+    def _tokenize(self, text: str, add_bos: bool, branch: str) -> tuple[list[int], bool, int]:
+        """``text``'s tokens, whether BOS was added, and how many of them ``branch``'s
+        tokens share (0 without one, or when the prompt cache has no use for it)."""
+        prompts = self._prompt_tokenizer()
+        tokens, add_special = prompts.for_generation(text, add_bos)
+        disk = self._disk
+        if not branch or disk is None or len(tokens) < disk.min_tokens:
+            return tokens, add_special, 0
+        other, _ = prompts.for_generation(branch, add_bos)
+        return tokens, add_special, common_prefix(tokens, other)
 
     async def _tokenize_media(self, request: GenerationRequest, model: LlamaModel) -> MediaPrompt:
         """The prompt with its images as text runs and image chunks (``vision.py``)."""

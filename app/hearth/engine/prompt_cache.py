@@ -11,9 +11,12 @@ has a state already is asked of what this process knows (``PromptStore.known``);
 writer looks at the folder again before it writes.
 
 A saved state serves every prompt that extends it: files are named by a chain of block
-hashes over the tokens, seeded with a key of the model file and the load settings that
-shape the KV cache. Models whose state can't be cut back to a prefix (recurrent or
-hybrid layers, sliding-window attention without the full-size cache) are not cached.
+hashes over the tokens (and a hash of any tokens past the last block), seeded with a
+key of the model file and the load settings that shape the KV cache. Models whose state
+can't be cut back to a prefix (recurrent or hybrid layers, sliding-window attention
+without the full-size cache) are not cached; a sliding-window model with the full-size
+cache is, but its states serve only prompts that extend all of them, so its prefill
+also pauses to save one where the prompt will likely branch (``checkpoint_for``).
 Reading a state happens off this thread, as the request is queued
 (``engine/prompt_restore.py``); only handing its bytes to llama.cpp happens here.
 """
@@ -37,7 +40,13 @@ import llama_cpp
 from hearth.core.prompt_cache import PromptCacheSettings
 from hearth.engine.model import LlamaModel
 from hearth.engine.prompt_restore import PromptReader, window_kept
-from hearth.engine.prompt_store import BLOCK_TOKENS, PromptStore, SavedState, block_chain
+from hearth.engine.prompt_store import (
+    BLOCK_TOKENS,
+    PromptStore,
+    SavedState,
+    block_chain,
+    state_name,
+)
 from hearth.engine.slots import Slot, common_prefix
 
 log = logging.getLogger(__name__)
@@ -221,13 +230,28 @@ class PromptCache:
         return usable
 
     # ------------------------------------------------------------------ saving
-    def checkpoint_for(self, tokens: Sequence[int], n_common: int) -> int:
+    @property
+    def checkpoints(self) -> bool:
+        """Whether prefills pause at a checkpoint (``checkpoint_for``): a sliding-window
+        model's do, so a hint of where the prompt may branch is worth working out."""
+        return self._swa
+
+    @property
+    def min_tokens(self) -> int:
+        """The shortest prompt state worth saving."""
+        return self._min_tokens
+
+    def checkpoint_for(self, tokens: Sequence[int], n_common: int, branch_at: int = 0) -> int:
         """Where a sliding-window model's prefill of ``tokens`` pauses to save its state
         (0: nowhere). Its state serves only prompts that extend all of it, so the end of
-        the prompt alone would not serve the same text with another question: the state
-        a block boundary at least ``_CHECKPOINT_ROOM`` tokens before the end does."""
+        the prompt alone would not serve the same text with another question. The state
+        at ``branch_at`` does when it is given (a chat's last message starts there:
+        ``Job.branch_at``); else the one at a block boundary at least
+        ``_CHECKPOINT_ROOM`` tokens before the end."""
         if not self._swa:
             return 0
+        if self._min_tokens <= branch_at < len(tokens) and branch_at > n_common:
+            return branch_at
         point = (len(tokens) - _CHECKPOINT_ROOM) // self._block * self._block
         return point if point >= self._min_tokens and point > n_common else 0
 
@@ -255,12 +279,12 @@ class PromptCache:
             log.info("prompt cache: slot %d holds an image; not saved", seq_id)
             return
         chain = block_chain(self._key, cached, self._block)
-        name = chain[-1]
+        name = state_name(self._key, cached, chain)
         if name in self._pending:
             return
         # No disk access here, on the decode loop: what this process knows of the folder
         # (the writer thread lists it, for other workers' files, before writing).
-        covering = self._covering(chain, self._store.known(chain))
+        covering = self._covering(name, chain, self._store.known(chain))
         if covering is not None:
             self._mark_used(covering)
             return
@@ -278,11 +302,15 @@ class PromptCache:
         self._start_writer()
         self._queue.put(_Save(name, chain, list(cached), payload, written))
 
-    def _covering(self, chain: Sequence[bytes], found: tuple[bytes, int] | None) -> bytes | None:
-        """The file ``found`` for ``chain`` if it holds all but fewer than ``min_tokens``
-        of it, so that saving it again would add next to nothing; else None."""
-        # A sliding-window state serves no prefix of itself: only its own name will do.
-        room = 0 if self._swa else self._min_tokens - 1
+    def _covering(
+        self, name: bytes, chain: Sequence[bytes], found: tuple[bytes, int] | None
+    ) -> bytes | None:
+        """A saved file that makes saving the state ``name`` (of ``chain``) again add
+        next to nothing, else None: ``found``, the file sharing the most of ``chain``,
+        if it holds all but fewer than ``min_tokens`` of it."""
+        if self._swa:  # a sliding-window state serves no prefix of itself: its own name
+            return name if self._store.known_name(name) else None
+        room = self._min_tokens - 1
         if found is not None and (len(chain) - found[1]) * self._block <= room:
             return found[0]
         return None
@@ -319,7 +347,8 @@ class PromptCache:
     def _write(self, item: _Save) -> None:
         """Write ``item`` (then evict down to the budget), unless the folder, looked at
         again here, already has it: another worker may have saved it meanwhile."""
-        covering = self._covering(item.chain, self._store.find(item.chain))  # a listing
+        found = self._store.find(item.chain)  # a listing: other workers' files too
+        covering = self._covering(item.name, item.chain, found)
         if covering is not None:
             self._store.touch(covering)
             return

@@ -20,8 +20,11 @@ from pathlib import Path
 SUFFIX = ".kv"
 _SETTLE_NS = 2_000_000_000
 
-# A file's block hashes, or None when it is not a valid state named by its last one.
-ChainReader = Callable[[Path], list[bytes] | None]
+# A file's block hashes and token count, or None when it is not a valid state named by
+# its tokens.
+ChainReader = Callable[[Path], tuple[list[bytes], int] | None]
+# The name a prompt's first ``n`` tokens would have as a state (prompt_store.state_name).
+NameAt = Callable[[int], bytes]
 
 
 class PromptIndex:
@@ -33,6 +36,7 @@ class PromptIndex:
         self._lock = threading.Lock()
         self._by_hash: dict[bytes, set[bytes]] = {}
         self._files: dict[bytes, int] = {}  # file name -> its number of blocks
+        self._lengths: dict[bytes, int] = {}  # file name -> its number of tokens
         self._chains: dict[bytes, list[bytes]] = {}
         self._mtime_ns = -1
 
@@ -61,15 +65,16 @@ class PromptIndex:
         for name in known - present:
             self.discard(name)
         for name in present - known:
-            chain = self._chain_of(self._folder / f"{name.hex()}{SUFFIX}")
-            if chain is not None:
-                self.add(name, chain)
+            found = self._chain_of(self._folder / f"{name.hex()}{SUFFIX}")
+            if found is not None:
+                self.add(name, *found)
 
-    def add(self, name: bytes, chain: Sequence[bytes]) -> None:
+    def add(self, name: bytes, chain: Sequence[bytes], n_tokens: int) -> None:
         with self._lock:
             if name in self._files:
                 return
             self._files[name] = len(chain)
+            self._lengths[name] = n_tokens
             self._chains[name] = list(chain)
             for digest in chain:
                 self._by_hash.setdefault(digest, set()).add(name)
@@ -78,6 +83,7 @@ class PromptIndex:
         with self._lock:
             chain = self._chains.pop(name, [])
             self._files.pop(name, None)
+            self._lengths.pop(name, None)
             for digest in chain:
                 holders = self._by_hash.get(digest)
                 if holders is not None:
@@ -94,3 +100,21 @@ class PromptIndex:
                 if holders:
                     return min(holders, key=lambda n: self._files[n]), n_blocks
         return None
+
+    def extended(self, chain: Sequence[bytes], name_at: NameAt) -> tuple[bytes, int] | None:
+        """The file with the most tokens that a prompt extends all of, and that count:
+        among the files sharing the prompt's longest block prefix (then shorter ones),
+        those whose name the prompt's own first tokens, as many, would have."""
+        with self._lock:
+            for n_blocks in range(len(chain), 0, -1):
+                holders = self._by_hash.get(chain[n_blocks - 1], set())
+                lengths = [(self._lengths[n], n) for n in holders]
+                fits = [(length, n) for length, n in lengths if name_at(length) == n]
+                if fits:
+                    length, name = max(fits)
+                    return name, length
+        return None
+
+    def has(self, name: bytes) -> bool:
+        with self._lock:
+            return name in self._files

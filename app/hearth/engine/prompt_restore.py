@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import llama_cpp
 
 from hearth.engine.model import LlamaModel
-from hearth.engine.prompt_store import PromptStore, SavedState, block_chain
+from hearth.engine.prompt_store import PromptStore, SavedState, block_chain, state_name
 from hearth.engine.slots import Slot, common_prefix
 
 log = logging.getLogger(__name__)
@@ -169,11 +169,11 @@ class PromptReader:
         in_memory = self._in_slots(tokens)
         chain = block_chain(self._key, tokens, self._block)
         while chain and not self._closed.is_set():
-            found = self._store.find(chain)
+            found = self._best(tokens, chain)
             if found is None:
                 return None
-            name, n_blocks = found
-            if min(n_blocks * self._block, last) - in_memory < self._block:
+            name, n_blocks, n_shared = found
+            if min(n_shared, last) - in_memory < self._block:
                 return None  # a slot holds (nearly) as much
             held = self._held.get(name)
             saved = held if held is not None and not held.dropped else None
@@ -187,6 +187,22 @@ class PromptReader:
                 return saved
             chain = chain[: n_blocks - 1]  # a larger context's, or a window past the cut
         return None
+
+    def _best(self, tokens: list[int], chain: list[bytes]) -> tuple[bytes, int, int] | None:
+        """The saved state to read for ``tokens``: its name, its blocks and how many of
+        the tokens it shares at least. A sliding-window state must be extended whole
+        (it serves no shorter prefix), so only such states count for those models."""
+        if self._n_swa <= 0:
+            found = self._store.find(chain)
+            return None if found is None else (found[0], found[1], found[1] * self._block)
+
+        def name_at(n: int) -> bytes:
+            if n > len(tokens):
+                return b""
+            return state_name(self._key, tokens[:n], chain[: n // self._block])
+
+        whole = self._store.extended(chain, name_at)
+        return None if whole is None else (whole[0], whole[1] // self._block, whole[1])
 
     def _window(self, saved: SavedState, usable: int) -> bool:
         """Whether ``saved``, cut to ``usable`` tokens, keeps the sliding window before

@@ -1,7 +1,9 @@
 """The prompt cache's folder: saved KV states as files, verified, bounded, shared safely.
 
-One file per saved state, named by the hash that ends the chain of its token blocks
-(``block_chain``): a prompt finds every state it extends by hashing its own blocks. A
+One file per saved state, named by a hash of all its tokens (``state_name``: the chain
+of its token blocks, ``block_chain``, and any tokens past the last full block): a
+prompt finds every state it shares blocks with by hashing its own blocks, and whether
+it extends all of one by hashing its own tokens to that state's length. A
 file is a fixed header (magic, version, the model key, the name, the token count, the
 payload length and a CRC-32 over tokens and payload), the tokens, then llama.cpp's
 sequence state. Nothing reaches llama.cpp unless all of it checks out; a file that
@@ -36,12 +38,12 @@ from pathlib import Path
 
 from hearth.config.file_lock import try_lock, unlock
 from hearth.core.prompt_cache import PromptCacheSettings
-from hearth.engine.prompt_index import SUFFIX, PromptIndex
+from hearth.engine.prompt_index import SUFFIX, NameAt, PromptIndex
 
 log = logging.getLogger(__name__)
 
 MAGIC = b"HEARTHKV"
-VERSION = 1
+VERSION = 2  # 2: a state past a block boundary is named by all its tokens
 BLOCK_TOKENS = 256
 _HEADER = struct.Struct("<8sI16s16sIQI")  # magic, version, key, name, n_tokens, len, crc
 _TOKEN = struct.Struct("<i")
@@ -59,6 +61,22 @@ def block_chain(key: bytes, tokens: Sequence[int], block: int = BLOCK_TOKENS) ->
         previous = digest.digest()
         chain.append(previous)
     return chain
+
+
+def state_name(key: bytes, tokens: Sequence[int], chain: Sequence[bytes] | None = None) -> bytes:
+    """The name of the state holding exactly ``tokens``: its chain's last hash when it
+    ends on a block boundary, else a hash of that (or of ``key``) and the tokens after
+    it. So states of different lengths never share a name, and a prompt extends a state
+    exactly when its own first ``len(state)`` tokens have the state's name. ``chain``:
+    ``block_chain(key, tokens)`` when the caller has it already."""
+    chain = block_chain(key, tokens) if chain is None else chain
+    done = len(chain) * BLOCK_TOKENS
+    if done == len(tokens) and chain:
+        return chain[-1]
+    digest = hashlib.blake2b(chain[-1] if chain else key, digest_size=16)
+    digest.update(b"tail")
+    digest.update(_token_bytes(tokens[done:]))
+    return digest.digest()
 
 
 def _token_bytes(tokens: Sequence[int]) -> bytes:
@@ -140,6 +158,18 @@ class PromptStore:
         listing, before it writes)."""
         return self._index.longest(chain)
 
+    def extended(self, chain: Sequence[bytes], name_at: NameAt) -> tuple[bytes, int] | None:
+        """The longest saved state that a prompt extends all of, and its tokens; the
+        prompt's ``chain`` and ``name_at(n)``, the name its first ``n`` tokens would have
+        (``state_name``). For sliding-window models, whose states serve no shorter
+        prefix."""
+        self._index.refresh()
+        return self._index.extended(chain, name_at)
+
+    def known_name(self, name: bytes) -> bool:
+        """Whether this process has seen a state ``name`` in the folder (no disk access)."""
+        return self._index.has(name)
+
     def touch(self, name: bytes) -> bool:
         """Mark the file ``name`` as just used; False when there is none."""
         try:
@@ -191,7 +221,7 @@ class PromptStore:
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
             tmp = None
-            self._index.add(name, block_chain(key, tokens))
+            self._index.add(name, block_chain(key, tokens), len(tokens))
         except OSError as exc:
             self._saving = False
             log.warning(
@@ -247,12 +277,12 @@ class PromptStore:
             elif entry.endswith(".tmp") and now - stat.st_mtime > _STALE_TEMP_S:
                 self._delete(path)
 
-    def _chain_of(self, path: Path) -> list[bytes] | None:
-        """The block hashes of the state in ``path`` for the index; a file that isn't
-        one, or isn't what its name says, is deleted."""
-        chain = _file_chain(path)
-        if chain and chain[-1].hex() + SUFFIX == path.name:
-            return chain
+    def _chain_of(self, path: Path) -> tuple[list[bytes], int] | None:
+        """The block hashes and token count of the state in ``path`` for the index; a
+        file that isn't one, or isn't what its name says, is deleted."""
+        found = _file_chain(path)
+        if found is not None and found[0].hex() + SUFFIX == path.name:
+            return found[1], found[2]
         if path.exists():
             log.warning("prompt cache: %s is not a valid saved state; deleted", path.name)
             self._delete(path)
@@ -272,9 +302,10 @@ class PromptStore:
         return True
 
 
-def _file_chain(path: Path) -> list[bytes] | None:
-    """The block hashes of the state in ``path``, from its header and tokens only (the
-    payload is checked when it is read for a restore); None if it isn't one."""
+def _file_chain(path: Path) -> tuple[bytes, list[bytes], int] | None:
+    """The name, block hashes and token count of the state in ``path``, from its header
+    and tokens only (the payload is checked when it is read for a restore); None if it
+    isn't one."""
     try:
         with path.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -293,7 +324,8 @@ def _file_chain(path: Path) -> list[bytes] | None:
     tokens.frombytes(body)
     if sys.byteorder != "little":
         tokens.byteswap()
-    return block_chain(key, tokens)
+    chain = block_chain(key, tokens)
+    return state_name(key, tokens, chain), chain, len(tokens)
 
 
 def verify(path: Path) -> str | None:
@@ -337,8 +369,7 @@ def _read_verified(
     tokens.frombytes(body)
     if sys.byteorder != "little":
         tokens.byteswap()
-    chain = block_chain(key, tokens)
-    if not chain or chain[-1] != name:
+    if not n_tokens or state_name(key, tokens) != name:
         return None, "not what its name says"
     return SavedState(name, tokens.tolist(), payload), ""
 

@@ -61,7 +61,7 @@ def start_job(
         n_common = pos = 0
     slot.keep(job.tokens[:n_common], pos - n_common)
     _reset(slot, job, n_common, restored or 0)
-    slot.checkpoint = disk.checkpoint_for(job.tokens, n_common) if disk else 0
+    slot.checkpoint = disk.checkpoint_for(job.tokens, n_common, job.branch_at) if disk else 0
     # No drafts for a prompt with images: a drafter cannot read them. (So drafts
     # only ever follow text, whose positions are its indices: a text prompt's
     # prefix never reaches an image's stand-in ids, so its pos_shift is 0.)

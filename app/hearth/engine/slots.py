@@ -35,6 +35,9 @@ class Job:
     # A prompt with images: ``tokens`` are its ``token_ids`` (images as stand-in ids).
     # Closed with the finished event, which is the scheduler's last use of the job.
     media: MediaPrompt | None = None
+    # How many of ``tokens`` the chat's prompt with another last message shares: where
+    # its next request likely branches off, a sliding-window model's checkpoint (0: none).
+    branch_at: int = 0
 
     # A saved prompt state read from disk for it as it was queued (prompt_restore.py),
     # until the scheduler loads it into its slot.

@@ -236,7 +236,9 @@ class Pipeline:
             # llama-server's preserved_tokens do; other control tokens stay hidden.
             keep = engine.preserved_token_ids(marker_texts(shape.reasoning, tool_format))
             params = replace(request.params, preserved_tokens=keep)
-            gen = GenerationRequest(prompt=text, params=params, images=prompt.images())
+            branch = engine.branch_prompt(prompt.messages, tools, prompt.template_kwargs)
+            gen = GenerationRequest(prompt=text, params=params, images=prompt.images(),
+                                    branch_prompt=branch)  # fmt: skip
         elif isinstance(prompt, TextPrompt):
             gen = GenerationRequest(prompt=prompt.text, params=request.params)
         elif isinstance(prompt, TokenPrompt):

@@ -5,12 +5,19 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hearth.core.prompt_cache import PromptCacheSettings
-from hearth.engine.prompt_store import BLOCK_TOKENS, PromptStore, block_chain, verify
+from hearth.engine.prompt_store import (
+    BLOCK_TOKENS,
+    PromptStore,
+    block_chain,
+    state_name,
+    verify,
+)
 
 KEY = bytes(range(16))
 OTHER_KEY = bytes(range(1, 17))
@@ -24,7 +31,7 @@ def store_in(folder: Path, budget: int = 1 << 30) -> PromptStore:
 
 
 def saved(store: PromptStore, tokens: list[int] = TOKENS, payload: bytes = PAYLOAD) -> Path:
-    name = block_chain(KEY, tokens)[-1]
+    name = state_name(KEY, tokens)
     assert store.write(name, KEY, tokens, memoryview(payload))
     return store.path_for(name)
 
@@ -45,7 +52,7 @@ def test_a_saved_state_reads_back_whole_and_its_use_refreshes_it(tmp_path: Path)
     store = store_in(folder)
     path = saved(store)
     os.utime(path, (1_000_000, 1_000_000))
-    state = store.read(block_chain(KEY, TOKENS)[-1], KEY)
+    state = store.read(state_name(KEY, TOKENS), KEY)
     assert state is not None
     assert state.tokens == TOKENS and bytes(state.payload) == PAYLOAD
     assert path.stat().st_mtime > 1_000_000  # a hit counts as use for the LRU order
@@ -55,7 +62,7 @@ def test_a_saved_state_reads_back_whole_and_its_use_refreshes_it(tmp_path: Path)
 
 def test_a_missing_state_is_a_miss(tmp_path: Path) -> None:
     store = PromptStore(tmp_path, budget=1 << 30)
-    assert store.read(block_chain(KEY, TOKENS)[-1], KEY) is None
+    assert store.read(state_name(KEY, TOKENS), KEY) is None
 
 
 def _truncate(path: Path) -> None:
@@ -100,7 +107,7 @@ def test_a_damaged_file_is_a_miss_and_is_deleted(
     damage(path)
     assert verify(path) is not None
     with caplog.at_level(logging.WARNING):
-        assert store.read(block_chain(KEY, TOKENS)[-1], KEY) is None
+        assert store.read(state_name(KEY, TOKENS), KEY) is None
     assert not path.exists()
     assert "deleted" in caplog.text
 
@@ -109,7 +116,7 @@ def test_a_file_of_another_model_under_this_name_is_a_miss_and_is_deleted(
     tmp_path: Path,
 ) -> None:
     other = PromptStore(tmp_path, budget=1 << 30)
-    name = block_chain(KEY, TOKENS)[-1]
+    name = state_name(KEY, TOKENS)
     assert other.write(name, OTHER_KEY, TOKENS, memoryview(PAYLOAD))  # foreign content
     assert other.read(name, KEY) is None
     assert not other.path_for(name).exists()
@@ -123,7 +130,7 @@ def test_the_budget_evicts_the_least_recently_used_first(tmp_path: Path) -> None
     first, second = saved(store, prompts[0]), saved(store, prompts[1])
     os.utime(first, (1_000, 1_000))
     os.utime(second, (2_000, 2_000))
-    assert store.read(block_chain(KEY, prompts[0])[-1], KEY) is not None  # first: used now
+    assert store.read(state_name(KEY, prompts[0]), KEY) is not None  # first: used now
     third = saved(store, prompts[2])
     assert first.exists() and third.exists()
     assert not second.exists()
@@ -139,7 +146,7 @@ def test_an_unwritable_folder_turns_saving_off_with_one_log_line(
     unwritable_folder: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = PromptStore(unwritable_folder, budget=1 << 30)
-    name = block_chain(KEY, TOKENS)[-1]
+    name = state_name(KEY, TOKENS)
     with caplog.at_level(logging.WARNING):
         assert not store.write(name, KEY, TOKENS, memoryview(PAYLOAD))
         assert not store.write(name, KEY, TOKENS, memoryview(PAYLOAD))
@@ -170,14 +177,47 @@ def test_a_prompt_sharing_only_the_first_blocks_finds_the_state_that_holds_them(
     tmp_path: Path,
 ) -> None:
     """The same long system prompt with another first message: the saved state is
-    named by its last block, yet found by the blocks the two prompts share."""
+    named by all its tokens, yet found by the blocks the two prompts share."""
     store = store_in(tmp_path)
     saved(store)  # 3 blocks and 10 tokens
     other = TOKENS[: 2 * BLOCK_TOKENS] + [7] * (2 * BLOCK_TOKENS)  # shares 2 blocks
     found = store.find(block_chain(KEY, other))
-    assert found == (block_chain(KEY, TOKENS)[-1], 2)
+    assert found == (state_name(KEY, TOKENS), 2)
     assert store.find(block_chain(KEY, [7] * 600)) is None
     assert store.find(block_chain(OTHER_KEY, TOKENS)) is None  # another model's names
+
+
+def test_states_of_one_prompt_cut_at_different_lengths_get_different_names() -> None:
+    """A sliding-window model saves a chat's prompt where its last message starts and
+    at its end, often inside the same block: each must keep its own file."""
+    ends = (2 * BLOCK_TOKENS, 2 * BLOCK_TOKENS + 5, 2 * BLOCK_TOKENS + 9, len(TOKENS))
+    names = {state_name(KEY, TOKENS[:end]) for end in ends}
+    assert len(names) == len(ends)
+    assert state_name(KEY, TOKENS[: 2 * BLOCK_TOKENS]) == block_chain(KEY, TOKENS)[1]
+
+
+def test_the_longest_state_a_prompt_extends_whole_is_found_not_one_it_leaves(
+    tmp_path: Path,
+) -> None:
+    """States of a prompt's first 2 blocks + 5 tokens and its first 3 blocks + 10;
+    a prompt that leaves the second inside its last, partial block extends only the
+    first. (A sliding-window state serves no shorter prefix of itself.)"""
+    store = store_in(tmp_path)
+    short = TOKENS[: 2 * BLOCK_TOKENS + 5]
+    saved(store, short)
+    saved(store)
+    other = [*TOKENS[: 3 * BLOCK_TOKENS + 4], 9, 9, 9, 9, 9, 9, 9]  # leaves TOKENS at 772
+
+    def name_at(prompt: list[int]) -> Callable[[int], bytes]:
+        return lambda n: state_name(KEY, prompt[:n]) if n <= len(prompt) else b""
+
+    chain = block_chain(KEY, other)
+    assert store.extended(chain, name_at(other)) == (state_name(KEY, short), len(short))
+    longer = [*TOKENS, 1, 2, 3]
+    found = store.extended(block_chain(KEY, longer), name_at(longer))
+    assert found == (state_name(KEY, TOKENS), len(TOKENS))
+    fresh = store_in(tmp_path)  # another process: the lengths come from the files
+    assert fresh.extended(chain, name_at(other)) == (state_name(KEY, short), len(short))
 
 
 def test_states_another_worker_saves_or_evicts_are_seen(tmp_path: Path) -> None:
@@ -185,7 +225,7 @@ def test_states_another_worker_saves_or_evicts_are_seen(tmp_path: Path) -> None:
     chain = block_chain(KEY, TOKENS)
     assert mine.find(chain) is None
     path = saved(theirs)
-    assert mine.find(chain) == (chain[-1], 3)
+    assert mine.find(chain) == (state_name(KEY, TOKENS), 3)
     path.unlink()
     assert mine.find(chain) is None
 
