@@ -121,14 +121,14 @@ async def stream(
 
 async def follow_up(url: str, seed: int, args: argparse.Namespace) -> tuple[float, float]:
     """(first turn's TTFT, the follow-up's) about one new picture."""
-    async with httpx.AsyncClient(timeout=1800) as client:
+    async with client() as http:
         first = [image_turn(seed, "Describe this picture in detail.", args.image_size)]
-        sent, times, reply = await stream(client, url, first, args.first_tokens)
+        sent, times, reply = await stream(http, url, first, args.first_tokens)
         ttft_first = times[0] - sent
         again = [*first, {"role": "assistant", "content": reply},
                  {"role": "user", "content": "And its colours?"}]  # fmt: skip
         info: dict[str, object] = {}
-        sent, times, _ = await stream(client, url, again, 4, info=info)
+        sent, times, _ = await stream(http, url, again, 4, info=info)
         if info:  # Hearth: image_ms; llama-server: cache_n, prompt_n
             keys = ("image_ms", "image_tokens", "cache_n", "prompt_n", "prompt_ms")
             print(f"  follow-up timings: { {k: info[k] for k in keys if k in info} }",
@@ -139,17 +139,17 @@ async def follow_up(url: str, seed: int, args: argparse.Namespace) -> tuple[floa
 async def during_image(url: str, seed: int, args: argparse.Namespace) -> tuple[float, ...]:
     """(text tok/s while an image request runs, text tok/s before it, the image
     request's TTFT)."""
-    async with httpx.AsyncClient(timeout=1800) as client:
+    async with client() as http:
         warm = [asyncio.Event() for _ in range(STREAMS)]
         arrived: list[list[float]] = [[] for _ in range(STREAMS)]
         texts = [asyncio.create_task(stream(
-            client, url, [{"role": "user", "content": f"Story {seed}-{i}: once upon a time"}],
+            http, url, [{"role": "user", "content": f"Story {seed}-{i}: once upon a time"}],
             args.stream_tokens, running=warm[i], warm=args.warm_chunks, times=arrived[i],
         )) for i in range(STREAMS)]  # fmt: skip
         for event in warm:
             await event.wait()
         image = [image_turn(seed, "What?", args.image_size)]
-        image_sent, image_times, _ = await stream(client, url, image, 1)
+        image_sent, image_times, _ = await stream(http, url, image, 1)
         ended = [task.done() for task in texts]  # a stream that ended early counts less
         for task in texts:  # the streams' tokens after the image are not needed
             task.cancel()
@@ -163,6 +163,13 @@ async def during_image(url: str, seed: int, args: argparse.Namespace) -> tuple[f
     start = max(times[0] for times in arrived)  # every stream decoding from here
     before = sum(start <= t < image_sent for t in arrivals) / max(image_sent - start, 1e-9)
     return during, before, image_done - image_sent
+
+
+def client() -> httpx.AsyncClient:
+    """A new connection for every request: llama-server may close a kept-alive one after
+    a stream as the next request goes out on it, which httpx then reports as "Server
+    disconnected without sending a response" (the lost follow-ups of runs 1-4)."""
+    return httpx.AsyncClient(timeout=1800, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 KEYS = ("first", "follow_up", "during", "before", "image")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol
@@ -36,9 +37,13 @@ _STAND_IN_SPAN = 2**31 - 1  # stand-ins run from -1 down to -(2**31 - 1): int32,
 class ChunkSource(Protocol):
     """Owns the native chunks a prompt's images point into (``projector.py``)."""
 
-    def chunk(self, index: int) -> int: ...
+    def held(self, index: int) -> AbstractContextManager[int]:
+        """Chunk ``index``'s native pointer, valid until the block ends."""
+        ...
 
-    def free(self) -> None: ...
+    def free(self) -> None:
+        """Release the chunks; a block holding one still finishes with it."""
+        ...
 
 
 @dataclass(frozen=True)

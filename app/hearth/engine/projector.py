@@ -25,6 +25,7 @@ at a time.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import logging
@@ -64,18 +65,40 @@ def _route_logs() -> None:
 
 class _NativeChunks:
     """Owns one ``mtmd_input_chunks``. Freed by ``free`` (the prompt's close), or when
-    the last reference goes, should a caller forget: never twice, never used after."""
+    the last reference goes, should a caller forget: never twice, never used after.
+
+    The vision encoder runs on its own thread (image_jobs.py), so a request may end,
+    and close its prompt, while one of its images is being encoded: ``free`` then
+    leaves the freeing to the last ``held`` call to finish."""
 
     def __init__(self, pointer: int) -> None:
         self._pointer = pointer
         self._finalizer = weakref.finalize(self, _mtmd.mtmd_input_chunks_free, pointer)
+        self._lock = threading.Lock()
+        self._users = 0
+        self._released = False
 
-    def chunk(self, index: int) -> int:
-        if not self._finalizer.alive:
-            raise EngineFailedError("The image was released before it was encoded.")
-        return cast(int, _mtmd.mtmd_input_chunks_get(self._pointer, index))
+    @contextlib.contextmanager
+    def held(self, index: int) -> Iterator[int]:
+        """Chunk ``index``, valid until the block ends, whoever frees the chunks."""
+        with self._lock:
+            if self._released or not self._finalizer.alive:
+                raise EngineFailedError("The image was released before it was encoded.")
+            self._users += 1
+        try:
+            yield cast(int, _mtmd.mtmd_input_chunks_get(self._pointer, index))
+        finally:
+            with self._lock:
+                self._users -= 1
+                last = self._released and self._users == 0
+            if last:
+                self._finalizer()
 
     def free(self) -> None:
+        with self._lock:
+            self._released = True
+            if self._users:
+                return  # the last held() frees them
         self._finalizer()
 
 
@@ -226,8 +249,7 @@ class Projector:
         libmtmd's buffer (the next encode overwrites that)."""
         self._enter()
         try:
-            native = chunk.source.chunk(chunk.index)
-            with self._encoding:
+            with chunk.source.held(chunk.index) as native, self._encoding:
                 status = int(_mtmd.mtmd_encode_chunk(self._ctx, native))
                 if status != 0:
                     raise EngineFailedError(f"The vision encoder failed (libmtmd {status}).")
@@ -248,12 +270,12 @@ class Projector:
         (time, row, column, spare)."""
         self._enter()
         try:
-            native = chunk.source.chunk(chunk.index)
-            image = _mtmd.mtmd_input_chunk_get_tokens_image(native)
-            if not image:
-                raise EngineFailedError("libmtmd has no image in an image chunk.")
-            out = (_mtmd.mtmd_decoder_pos * chunk.n_tokens)()
-            _mtmd.mtmd_helper_image_get_decoder_pos(image, pos_0, out)
+            with chunk.source.held(chunk.index) as native:
+                image = _mtmd.mtmd_input_chunk_get_tokens_image(native)
+                if not image:
+                    raise EngineFailedError("libmtmd has no image in an image chunk.")
+                out = (_mtmd.mtmd_decoder_pos * chunk.n_tokens)()
+                _mtmd.mtmd_helper_image_get_decoder_pos(image, pos_0, out)
         finally:
             self._leave()
         grid = np.ctypeslib.as_array(out).view(np.uint32).reshape(chunk.n_tokens, 4)

@@ -84,7 +84,9 @@ class Scheduler:
         self._stop_reason: str | None = None
         self._batch = BatchBuilder(self._n_batch)
         # images in prompts (image_jobs.py); the projector is the engine's to close
-        self._images = ImageDecoder(model, projector, self._n_ubatch) if projector else None
+        self._images = (
+            ImageDecoder(model, projector, self._n_ubatch, wake=self._wake) if projector else None
+        )
         self._rate = rate if rate is not None else DecodeRate()  # trimmed as steps come
         self._completed: collections.deque[CompletedRequest] = collections.deque(maxlen=200)
         self._outbox = EventOutbox()  # events leave as the next decode starts
@@ -202,7 +204,7 @@ class Scheduler:
 
     def _step(self) -> None:
         """One decode over every busy slot (batch.py), then sampling and verification;
-        before it, at most one image of a prompt (image_jobs.py)."""
+        before it, the image of a prompt whose encode has ended (image_jobs.py)."""
         if self._images is not None:
             self._image_step()
         running = [s for s in self._slots if s.pending_token is not None]
@@ -217,6 +219,7 @@ class Scheduler:
         budget = (self._n_ubatch if decoding else self._n_batch) - decoding
         step = self._batch.fill(self._slots, drafts, budget)
         if not step.n_tokens:  # every busy slot waits at an image
+            self._wait_for_image()
             return
         self._outbox.flush()  # the relay and the event loop work while this decode runs
         started = time.perf_counter()
@@ -237,6 +240,26 @@ class Scheduler:
             self._spec.record_step(step.n_tokens, now - started)
         produced = sum(self._verify(slot, i, draft, now) for slot, i, draft in step.outputs)
         self._rate.record(now, produced)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
+    def _wait_for_image(self) -> None:
+        """Every busy slot waits at an image: sleep until its encode ends, a request
+        arrives for an idle slot, one is cancelled, or the model goes."""
+        images = self._images
+        assert images is not None
+        self._outbox.flush()
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._stopping
+                or not images.encoding()
+                or images.ready()
+                or bool(self._queue and not self._all_busy())
+                or any(s.job is not None and s.job.cancelled.is_set() for s in self._slots),
+                timeout=0.5,  # a client gone in Job.emit sets ``cancelled`` with no notify
+            )
 
     def _image_step(self) -> None:
         assert self._images is not None
