@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from jinja2 import Template, TemplateError, TemplateSyntaxError
 
 from hearth.core.chat_formats import ToolFormat, detect_tool_format
-from hearth.core.errors import InvalidRequestError
+from hearth.core.errors import HearthError, InvalidRequestError
 from hearth.core.generation import ChatMessage, ToolSpec
 from hearth.engine.template_env import (
     TemplateRaisedError,
@@ -181,6 +182,27 @@ class ChatTemplate:
         if add_generation_prompt and self._reopen and text.endswith(self._reopen[0]):
             text += self._reopen[1]
         return text
+
+    def render_branch(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        extra_context: Mapping[str, object] | None = None,
+    ) -> str:
+        """The prompt ``messages`` would make with another last message: where the two
+        prompts part is where the chat's last message starts, even for templates that
+        fold the system text into the first user turn (Gemma's). A sliding-window model's
+        prompt cache saves a checkpoint there (``Job.branch_at``). "" when there is no
+        chat, or the template refuses it (the real render reports why)."""
+        if not messages:
+            return ""
+        last = messages[-1]
+        other = replace(last, content="B" if last.content.startswith("A") else "A")
+        try:
+            return self.render([*messages[:-1], other], tools=tools, extra_context=extra_context)
+        except HearthError:
+            return ""
 
     def _run(self, template: Template, context: dict[str, Any]) -> str:
         pieces: list[str] = []

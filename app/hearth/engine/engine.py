@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
@@ -12,7 +11,6 @@ from pathlib import Path
 
 from hearth.core.errors import (
     EngineFailedError,
-    HearthError,
     InvalidRequestError,
     ModelLoadError,
     ModelNotLoadedError,
@@ -29,23 +27,22 @@ from hearth.core.model_info import LoadConfig, ModelInfo
 from hearth.core.prompt_cache import OFF, PromptCacheSettings
 from hearth.engine import fim_tokens
 from hearth.engine.arrivals import Arrival, Arrivals
-from hearth.engine.capabilities import ModelTraits, model_traits
+from hearth.engine.capabilities import ModelTraits
 from hearth.engine.chat_template import ChatTemplate
 from hearth.engine.embedder import Embedder, Embeddings
-from hearth.engine.fallback_templates import fallback_template
 from hearth.engine.generation_stream import GenerationStream
 from hearth.engine.media_prompt import MediaPrompt
 from hearth.engine.model import LlamaModel
+from hearth.engine.model_setup import set_up_model
 from hearth.engine.projector import Projector
 from hearth.engine.prompt_cache import PromptCache, PromptCacheStatus
 from hearth.engine.reasoning import ReasoningSpec
 from hearth.engine.request_checks import check_request, check_token_ids
 from hearth.engine.scheduler import CompletedRequest, Scheduler, SchedulerStatus
 from hearth.engine.slots import Job, common_prefix, make_async_sink
-from hearth.engine.speculative import Speculator
 from hearth.engine.token_reuse import PromptTokenizer
 from hearth.engine.tool_calls import ToolFormat
-from hearth.engine.vision import close_model, load_projector, tokenize_media
+from hearth.engine.vision import close_model, tokenize_media
 
 log = logging.getLogger(__name__)
 
@@ -112,61 +109,22 @@ class Engine:
     def _load_unlocked(
         self, config: LoadConfig, on_progress: Callable[[float], None], cancel: threading.Event
     ) -> ModelInfo:
-        model_id = model_id_for(Path(config.model_path))
-        try:
-            model = LlamaModel(config, on_progress=on_progress, cancel=cancel)
-        except HearthError:
-            raise
-        except Exception as exc:  # llama.cpp or ctypes failures must not kill the worker
-            log.exception("model load failed")
-            raise ModelLoadError(str(exc)) from exc
-        projector: Projector | None = None
-        try:
-            projector = load_projector(config, model)
-            markers = model.marker_tokens()
-            template = ChatTemplate.from_metadata(
-                model.metadata,
-                bos_token=model.token_text(model.bos),
-                eos_token=model.token_text(model.eos),
-                name=model_id,
-                fallback=fallback_template(markers.values()),
-            )
-            traits = model_traits(
-                None if template.is_fallback else template.source,
-                set(markers.values()),
-                model.metadata,
-                fim=model.fim_tokens() is not None,
-                chat_format=config.chat_format,
-            )
-            info = dataclasses.replace(model.info(model_id), vision=projector is not None)
-            speculator = Speculator.for_load(model, config)  # loads the draft model, if any
-            prompts = PromptTokenizer(model, template.bos_token, markers)
-            disk = PromptCache.for_model(model, self._prompt_cache)
-            scheduler = Scheduler(model, max_queue=config.max_queue, arrivals=self._arrivals,
-                                  speculator=speculator, memo=prompts.memo,
-                                  disk=disk, projector=projector)  # fmt: skip
-        except InvalidRequestError as exc:  # e.g. a chat template that doesn't compile
-            close_model(model, projector)
-            raise InvalidRequestError(f"Cannot load '{model_id}': {exc.message}") from exc
-        except HearthError as exc:
-            close_model(model, projector)
-            raise ModelLoadError(f"Cannot load '{model_id}': {exc.message}") from exc
-        except Exception as exc:
-            close_model(model, projector)
-            log.exception("model set-up failed")
-            raise ModelLoadError(f"Cannot load '{model_id}': {exc}") from exc
+        loaded = set_up_model(
+            config, model_id_for(Path(config.model_path)), prompt_cache=self._prompt_cache,
+            arrivals=self._arrivals, on_progress=on_progress, cancel=cancel,
+        )  # fmt: skip
         with self._lock:
-            self._model = model
-            self._projector = projector
-            self._template = template
-            self._info = info
-            self._traits = traits
-            self._markers = markers
+            self._model = loaded.model
+            self._projector = loaded.projector
+            self._template = loaded.template
+            self._info = loaded.info
+            self._traits = loaded.traits
+            self._markers = loaded.markers
             self._preserved = {}
-            self._prompts = prompts
-            self._scheduler = scheduler
-            self._disk = disk
-        return info
+            self._prompts = loaded.prompts
+            self._scheduler = loaded.scheduler
+            self._disk = loaded.disk
+        return loaded.info
 
     def unload(self, reason: str | None = None) -> None:
         """Free the model. Requests still running end with an error saying ``reason``
@@ -239,17 +197,15 @@ class Engine:
         extra_context: Mapping[str, object] | None = None,
     ) -> str:
         """The prompt ``messages`` would make with another last message, for
-        ``GenerationRequest.branch_prompt``; "" unless the loaded model's prompt cache
-        saves where chats branch (a sliding-window model's: ``checkpoint_for``)."""
-        disk = self._disk
-        if disk is None or not disk.checkpoints or not messages or messages[-1].images:
+        ``GenerationRequest.branch_prompt`` (``ChatTemplate.render_branch``); "" unless
+        the loaded model's prompt cache saves where chats branch (a sliding-window
+        model's: ``checkpoint_for``) and the prompt is text (one with images has none)."""
+        disk, template = self._disk, self._template
+        if disk is None or not disk.checkpoints or template is None:
             return ""
-        last = messages[-1]
-        other = dataclasses.replace(last, content="B" if last.content.startswith("A") else "A")
-        try:
-            return self.render_chat([*messages[:-1], other], tools, extra_context)
-        except HearthError:
+        if not messages or messages[-1].images:
             return ""
+        return template.render_branch(messages, tools=tools, extra_context=extra_context)
 
     @property
     def traits(self) -> ModelTraits:

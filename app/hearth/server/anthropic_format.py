@@ -98,7 +98,7 @@ def event(payload: dict[str, Any]) -> bytes:
 
 class StreamWriter:
     """The events of one streamed message, with its content block indices (a
-    ``pipeline.StreamEncoder``)."""
+    ``generation.StreamEncoder``)."""
 
     def __init__(self, message_id: str, model: str, prompt_tokens: int) -> None:
         self.message_id = message_id

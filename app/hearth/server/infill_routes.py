@@ -24,11 +24,12 @@ from hearth.core.errors import ContextOverflowError, HearthError
 from hearth.core.generation import Failed, Finished, TextDelta, TokenLogprob
 from hearth.server.common import in_flight, request_id
 from hearth.server.errors import ApiError, api_error_for
+from hearth.server.generation import Generation
 from hearth.server.infill_format import CursorLimits, ResultWriter, error_json, sse
 from hearth.server.infill_prompt import infill_tokens
 from hearth.server.infill_schemas import InfillRequest
 from hearth.server.openapi import json_body
-from hearth.server.pipeline import Generation, Pipeline, PipelineRequest, TokenPrompt
+from hearth.server.pipeline import Pipeline, PipelineRequest, TokenPrompt
 from hearth.server.request_body import parse_body
 
 log = logging.getLogger(__name__)

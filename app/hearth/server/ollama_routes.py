@@ -20,6 +20,7 @@ from hearth.core.generation import (
 )
 from hearth.core.images import IMAGE_MARKER
 from hearth.server.common import in_flight, request_id
+from hearth.server.generation import Generation
 from hearth.server.ollama_format import (
     OLLAMA_API_VERSION,
     ChunkMaker,
@@ -49,7 +50,6 @@ from hearth.server.openapi import json_body
 from hearth.server.pipeline import (
     ChatPrompt,
     FillInMiddle,
-    Generation,
     OutputFormat,
     Pipeline,
     PipelineRequest,

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from hearth.core.errors import InvalidRequestError
 from hearth.server.catalog import CatalogEntry
 from hearth.server.common import in_flight, request_id
+from hearth.server.generation import Generation
 from hearth.server.openai_format import (
     ChunkWriter,
     SseStream,
@@ -34,7 +35,6 @@ from hearth.server.openapi import json_body
 from hearth.server.pipeline import (
     ChatPrompt,
     FillInMiddle,
-    Generation,
     OutputFormat,
     Pipeline,
     PipelineRequest,

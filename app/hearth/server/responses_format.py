@@ -39,7 +39,7 @@ def _text_part(text: str) -> dict[str, Any]:
 
 class ResponseWriter:
     """One response's ids, echoed settings and output items, whole or as stream events
-    (a ``pipeline.StreamEncoder``)."""
+    (a ``generation.StreamEncoder``)."""
 
     def __init__(self, body: ResponsesRequest, model: str) -> None:
         self.body = body

@@ -195,6 +195,35 @@ def test_tool_use_variant_is_used_when_tools_are_given():
         broken.render(hi, tools=[ToolSpec("f")])
 
 
+# Folds the system text into the first user turn, as Gemma's template does.
+FOLDS_SYSTEM = (
+    "{% set sys = messages[0]['content'] + '|' if messages[0]['role'] == 'system' else '' %}"
+    "{% for m in messages if m['role'] != 'system' %}"
+    "<{{ m['role'] }}>{{ sys if loop.first else '' }}{{ m['content'] }}</>"
+    "{% endfor %}<model>"
+)
+
+
+@pytest.mark.parametrize("last", ["Another question", "Question"])
+def test_branch_render_parts_where_the_last_message_starts(last: str):
+    template = ChatTemplate(FOLDS_SYSTEM, bos_token="", eos_token="")
+    earlier = [ChatMessage("user", "Hi"), ChatMessage("assistant", "Hello")]
+    for chat in (
+        [ChatMessage("system", "Be brief"), *earlier, ChatMessage("user", last)],
+        [ChatMessage("system", "Be brief"), ChatMessage("user", last)],  # one folded turn
+    ):
+        prompt = template.render(chat)
+        branch = template.render_branch(chat)
+        parted = next(i for i, (a, b) in enumerate(zip(prompt, branch, strict=False)) if a != b)
+        assert parted == prompt.rindex(last)
+
+
+def test_branch_render_is_empty_without_a_chat_or_when_the_template_refuses():
+    assert ChatTemplate(FOLDS_SYSTEM, bos_token="", eos_token="").render_branch([]) == ""
+    refuses = ChatTemplate("{{ raise_exception('no') }}", bos_token="", eos_token="")
+    assert refuses.render_branch([ChatMessage("user", "x")]) == ""
+
+
 def test_model_with_a_broken_template_loads_and_chat_is_a_clear_400(tmp_path):
     import gguf_factory
     from hearth.core.model_info import LoadConfig

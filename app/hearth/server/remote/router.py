@@ -23,7 +23,8 @@ from hearth.config.engines import EngineConfigError, EngineKind, EngineRegistry,
 from hearth.config.secrets import SecretStoreError
 from hearth.core.errors import ModelNotFoundError
 from hearth.core.model_info import ModelInfo
-from hearth.server.pipeline import ChatPrompt, Generation, PipelineRequest
+from hearth.server.generation import Generation
+from hearth.server.pipeline import ChatPrompt, PipelineRequest
 from hearth.server.remote.backend import (
     CONNECT_TIMEOUT_S,
     EngineObserver,

@@ -22,7 +22,8 @@ import pytest
 from hearth.config.engines import EngineKind, EngineSpec
 from hearth.core.generation import ChatMessage, Failed, Finished, FinishReason, TextDelta
 from hearth.core.sampling import SamplingParams
-from hearth.server.pipeline import ChatPrompt, PipelineEvent, PipelineRequest
+from hearth.server.generation import PipelineEvent
+from hearth.server.pipeline import ChatPrompt, PipelineRequest
 from hearth.server.remote.backend import RemoteBackend
 from hearth.server.remote.errors import RemoteEngineError
 
