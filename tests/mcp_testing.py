@@ -1,7 +1,8 @@
 """The test MCP servers (tests/mcp_servers/) and a way to run one over streamable HTTP.
 
-Several test modules start the same scripts; their paths and the wait until an HTTP
-server listens are defined here once, so every test starts them the same way.
+Several test modules start the same scripts; their paths, the wait until an HTTP
+server listens and the look for a stdio server's process are defined here once, so
+every test starts (and finds) them the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from server_process import free_port
@@ -43,3 +45,25 @@ def mcp_http_server(script: str) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def server_processes(mark: str) -> list[psutil.Process]:
+    """This process's live descendants whose command line names ``mark`` (a script's
+    path, say): the stdio servers a host started, which only the host can stop."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            named = any(mark in part for part in child.cmdline())
+            if named and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+def process_gone(process: psutil.Process) -> bool:
+    """Whether ``process`` has ended (a zombie has: only its exit status is left)."""
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

@@ -32,7 +32,7 @@ def test_gui_side_probes_leave_llama_cpp_unloaded(tmp_path):
     script = (
         "import sys\n"
         "from hearth.supervisor.backend_probe import BackendProbe\n"
-        "from hearth.ui.welcome.first_run import probe_backend\n"
+        "from hearth.ui.welcome.llama_backend import probe_backend\n"
         "from hearth.ui.pages.services import probe_for_fit\n"
         "probe = BackendProbe()\n"
         "info = probe_backend(probe)\n"

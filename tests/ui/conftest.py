@@ -21,7 +21,7 @@ from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.event_loop import HearthEventLoop, create_event_loop
 from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import clear_theme
-from hearth.ui.welcome import first_run
+from hearth.ui.welcome import llama_backend
 
 T = TypeVar("T")
 
@@ -112,7 +112,7 @@ def offline_window(
     """A main window with no model, no Hub and a fixed backend answer (the real probe
     runs a child process), its logs and chats in the test's folder; not yet shown."""
     monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+        llama_backend, "probe_backend", lambda _p: llama_backend.BackendInfo("CPU", False, "CPU")
     )
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub from tests
     win = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")

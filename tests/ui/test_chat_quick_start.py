@@ -24,7 +24,7 @@ from hearth.ui.chat.turns import ChatSettings
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.services import AppServices
 from hearth.ui.shell.main_window import MainWindow
-from hearth.ui.welcome import first_run
+from hearth.ui.welcome import first_run, llama_backend
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 
 pytestmark = pytest.mark.ui
@@ -55,7 +55,7 @@ def _window(
 
 def _cpu_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+        llama_backend, "probe_backend", lambda _p: llama_backend.BackendInfo("CPU", False, "CPU")
     )
 
 

@@ -82,14 +82,14 @@ def test_wont_fit_asks_before_downloading(
         assert "fail to load" in text
         assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
         box.button(QMessageBox.StandardButton.Cancel).click()
-        await arun.wait_until(lambda: mp.confirm_box is None, 5, "the box to close")
+        await arun.wait_until(lambda: mp.downloads.confirm_box is None, 5, "the box to close")
         assert not services.has_downloads and started == [] and not dest.exists()
         assert "Not downloading Q8_0" in mp.status.text()
 
         # Esc is Cancel too.
         download.click()
         qtbot.keyClick(question(), Qt.Key.Key_Escape)
-        await arun.wait_until(lambda: mp.confirm_box is None, 5, "the box to close")
+        await arun.wait_until(lambda: mp.downloads.confirm_box is None, 5, "the box to close")
         assert not services.has_downloads and started == []
 
         # "Download anyway": the download runs to the end.

@@ -34,7 +34,8 @@ from hearth.hub.picks import (
 )
 from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.theme import apply_theme
-from hearth.ui.welcome.first_run import WELCOME_TITLE, BackendInfo, FirstRunDialog
+from hearth.ui.welcome.first_run import WELCOME_TITLE, FirstRunDialog
+from hearth.ui.welcome.llama_backend import BackendInfo
 from hearth.ui.widgets.fit_chip import ChipLevel
 
 pytestmark = pytest.mark.ui

@@ -297,13 +297,13 @@ def test_server_panel_keys_endpoint_openai_log_revoke(
 def test_settings_persist_and_first_run_once(
     qtbot: QtBot, arun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hearth.ui.welcome import first_run
+    from hearth.ui.welcome import llama_backend
 
     # The backend probe runs a child process; a fixed answer keeps this test quick.
     monkeypatch.setattr(
-        first_run,
+        llama_backend,
         "probe_backend",
-        lambda _probe: first_run.BackendInfo("CPU", False, "CPU : AVX2 = 1"),
+        lambda _probe: llama_backend.BackendInfo("CPU", False, "CPU : AVX2 = 1"),
     )
     folder = tmp_path / "more-models"
     folder.mkdir()

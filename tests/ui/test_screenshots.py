@@ -36,7 +36,7 @@ from hearth.ui.pages.services import AppServices
 from hearth.ui.shell.main_window import MainWindow
 from hearth.ui.style.theme import apply_theme
 from hearth.ui.style.tokens import BY_NAME
-from hearth.ui.welcome import first_run
+from hearth.ui.welcome import first_run, llama_backend
 from hub_testing import FAST_RETRY, isolated_hf  # noqa: F401 - autouse: a file keyring
 from image_files import picture_png
 from screenshot_saving import NARROW, SIZE, THEMES, fit_dialog, save_shot
@@ -115,7 +115,7 @@ def test_screenshots_in_both_themes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+        llama_backend, "probe_backend", lambda _p: llama_backend.BackendInfo("CPU", False, "CPU")
     )
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # Discover as offline
     chats_db = tmp_path / "chats.db"

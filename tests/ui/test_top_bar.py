@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QToolButton
 from pytestqt.qtbot import QtBot
 
 from hearth.ui.shell.main_window import MainWindow
-from hearth.ui.welcome import first_run
+from hearth.ui.welcome import llama_backend
 
 pytestmark = pytest.mark.ui
 
@@ -23,7 +23,7 @@ def test_one_row_toggles_on_chat_only_and_icons_when_narrow(
     qtbot: QtBot, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        first_run, "probe_backend", lambda _p: first_run.BackendInfo("CPU", False, "CPU")
+        llama_backend, "probe_backend", lambda _p: llama_backend.BackendInfo("CPU", False, "CPU")
     )
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     window = MainWindow(log_dir=tmp_path / "logs", chats_db=tmp_path / "chats.db")

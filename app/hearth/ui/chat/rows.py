@@ -15,11 +15,7 @@ from dataclasses import dataclass, field
 
 from hearth.chats import ChatStore, Conversation, MessageStatus, SamplingSettings
 from hearth.chats.attachments import PassageHit
-from hearth.supervisor import (
-    ChatStreamStats,
-    WorkerClient,
-    WorkerError,
-)
+from hearth.supervisor import ChatStreamStats
 from hearth.ui.chat.reasoning import ThinkSplitter
 from hearth.ui.chat.turns import Turn, title_for
 
@@ -123,16 +119,6 @@ def save_outcome(store: ChatStore, state: TurnState, first: Turn, dropped: bool)
     )
     if state.sources:
         store.attachments.add_sources(reply.id, state.sources)
-
-
-async def context_size(client: WorkerClient) -> int | None:
-    """The loaded model's context length, for the footer (None when unknown)."""
-    try:
-        metas = await client.model_meta()
-    except WorkerError as exc:
-        log.info("no model metadata: %s", exc)
-        return None
-    return metas[0].n_ctx if metas else None
 
 
 def forget_from(store: ChatStore, ref: ConversationRef, turn: Turn) -> int:

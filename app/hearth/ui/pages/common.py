@@ -1,4 +1,5 @@
-"""Small shared pieces of the pages: table button helpers (numbers: hearth.core.units)."""
+"""Small shared pieces of the pages: table button helpers, an error in a sentence
+(numbers: hearth.core.units)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
+from hearth.core.errors import HearthError
 from hearth.ui.style.tokens import SPACE
 
 
@@ -34,3 +36,9 @@ def button_cell(*buttons: QPushButton) -> QWidget:
 def plural(n: int, noun: str) -> str:
     """ "1 model", "3 models", "1,024 downloads" (regular English plurals only)."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def error_text(exc: BaseException) -> str:
+    """What a status line says of a failure: a ``HearthError`` is already a sentence
+    for the user; anything else is unexpected, and says so."""
+    return exc.message if isinstance(exc, HearthError) else f"Something went wrong: {exc}"

@@ -20,13 +20,12 @@ the memory-bandwidth measurement (the app's shared one, for the speed estimates)
 worker threads, and the cards appear when they have answered. When the machine has a
 GPU that this llama.cpp build can't use (a source install built CPU-only), a notice says
 so with the command that rebuilds it (``hardware.offload_notice``): otherwise models
-silently run many times slower.
+silently run many times slower. Which backend this build has is ``llama_backend``'s.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -52,6 +51,8 @@ from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
+from hearth.ui.welcome import llama_backend
+from hearth.ui.welcome.llama_backend import BackendInfo
 from hearth.ui.welcome.parts import (
     CardsScroll,
     HardwareRow,
@@ -69,38 +70,6 @@ WELCOME_TITLE = "Welcome and recommended models"  # the Help menu's entry; messa
 DEFAULT_WIDTH = 860  # two cards a row, each wide enough for its chip and size on one line
 COLUMNS = 2
 FRAME_ALLOWANCE = QSize(16, 48)  # a title bar and borders, until the real frame is known
-
-
-@dataclass(frozen=True)
-class BackendInfo:
-    name: str  # "CUDA", "Metal", "Vulkan", "CPU"...
-    gpu_offload: bool
-    details: str = ""
-    error: str | None = None  # the probe failed: a broken library, not a CPU-only one
-
-
-def backend_name(system_info: str, gpu_offload: bool) -> str:
-    text = system_info.upper()
-    for key, label in (
-        ("CUDA", "CUDA"),
-        ("METAL", "Metal"),
-        ("VULKAN", "Vulkan"),
-        ("HIP", "ROCm/HIP"),
-        ("SYCL", "SYCL"),
-    ):
-        if f"{key} :" in text or f"{key} =" in text or f"{key}:" in text:
-            return label
-    return "GPU" if gpu_offload else "CPU"
-
-
-def probe_backend(probe: BackendProbe) -> BackendInfo:
-    """The llama.cpp backend compiled into this install (blocking: a child process
-    answers the first time; call it on a worker thread)."""
-    report = probe.report()
-    if report.error is not None:  # a broken or missing native library
-        return BackendInfo("unavailable", False, report.error, report.error)
-    offload = report.gpu_offload
-    return BackendInfo(backend_name(report.system_info, offload), offload, report.system_info)
 
 
 class FirstRunDialog(QDialog):
@@ -299,7 +268,7 @@ class FirstRunDialog(QDialog):
             self.system = await in_thread(probe_system)
         self._show_hardware()
         if self.backend is None:
-            self.backend = await in_thread(probe_backend, self._backend_probe)
+            self.backend = await in_thread(llama_backend.probe_backend, self._backend_probe)
         self._show_hardware()
         self._show_offload_notice()
         if self.speed is not None:

@@ -35,8 +35,9 @@ from hearth.ui.machine_speed import MachineSpeed
 from hearth.ui.pages.services import AppServices
 from hearth.ui.tasks import TaskSet
 from hearth.ui.threads import in_thread
-from hearth.ui.welcome import first_run
-from hearth.ui.welcome.first_run import WELCOME_TITLE, BackendInfo
+from hearth.ui.welcome import llama_backend
+from hearth.ui.welcome.first_run import WELCOME_TITLE
+from hearth.ui.welcome.llama_backend import BackendInfo
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class QuickStart(QObject):
         w = self.window
         self.status.emit("Checking what this computer can run…")
         system = await w.services.system()  # as llama.cpp sees it
-        backend = await in_thread(first_run.probe_backend, w.services.backend)
+        backend = await in_thread(llama_backend.probe_backend, w.services.backend)
         self.note = await self.cpu_note(backend)
         if pick is None:  # "Get a recommended model": the best fit of the first-run picks
             pick = best_fit(self.picks, system, await self._bandwidth(system))

@@ -8,7 +8,8 @@ row that won't fit asks before downloading. The fit check reads one file's heade
 with a ranged GET (``remote_metadata``) and scales it to every row
 (``rank_quantizations``); the row ``suggest_quantization`` picks, as ``hearth pull``
 does, is marked as the best fit here. The README is shown beside the table (``ui.model_card``).
-Hub calls run on worker threads.
+Hub calls run on worker threads. What the rows' buttons do, and the downloads they
+follow, is ``repo_downloads.RepoDownloads``'s.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QResizeEvent
@@ -29,30 +29,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.core.errors import HearthError
 from hearth.hardware.fit import ContextPlan, FitEstimate, FitVerdict
 from hearth.hardware.quant_choice import QuantCandidate, rank_quantizations, suggest_quantization
 from hearth.hardware.speed import active_fraction
-from hearth.hub import DownloadEvent, DownloadState, GgufModel, RepoListing, list_repo_gguf
+from hearth.hub import RepoListing, list_repo_gguf
 from hearth.hub.client import hub_endpoint
 from hearth.hub.header import remote_metadata
-from hearth.hub.names import local_model_path
 from hearth.hub.readme import fetch_readme
-from hearth.hub.sidecar import part_path
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.common import button, plural
-from hearth.ui.pages.discover.download_button import (
-    LOAD,
-    RESUME,
-    RETRY,
-    ButtonState,
-    button_state,
-    show_state,
-)
-from hearth.ui.pages.discover.fit_confirm import ask_wont_fit
+from hearth.ui.pages.common import button, error_text, plural
 from hearth.ui.pages.discover.model_card import ModelCard
 from hearth.ui.pages.discover.model_panes import SIDE_BY_SIDE_WIDTH, ModelPanes
 from hearth.ui.pages.discover.quant_table import QuantTable
+from hearth.ui.pages.discover.repo_downloads import RepoDownloads
 from hearth.ui.pages.services import AppServices
 from hearth.ui.style.tokens import SPACE
 from hearth.ui.tasks import TaskSet
@@ -69,15 +58,6 @@ GATED_NOTE = (
     " This repo is gated: accept its terms on the Hub, and add your token in "
     "Settings > Hugging Face account."
 )
-
-
-def _message(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, HearthError) else f"Something went wrong: {exc}"
-
-
-def _on_disk(paths: list[Path]) -> bool:
-    """Every file verified and in place (no partial download beside it)."""
-    return all(p.is_file() and not part_path(p).exists() for p in paths)
 
 
 class ModelPage(QWidget):
@@ -102,13 +82,9 @@ class ModelPage(QWidget):
         self.listing: RepoListing | None = None
         self.estimates: dict[str, FitEstimate] = {}
         self.suggested: str | None = None  # the model name the fit check suggests
-        self._events: dict[str, DownloadEvent] = {}  # file path in the repo -> latest
-        self._downloading: str | None = None  # label named in the status line
-        self._warn = ""  # "it won't fit" note of that download
         self._fitted_ctx = 0  # the context the chips were judged at
         self._task: asyncio.Task[None] | None = None
         self._card_task: asyncio.Task[None] | None = None
-        self.confirm_box: QWidget | None = None  # the open "won't fit" question
         self.back_button = button("← Back", "Back to the list", self.back_requested.emit)
         self.title = QLabel(self)
         self.title.setProperty("role", "title")
@@ -149,7 +125,9 @@ class ModelPage(QWidget):
         layout.addWidget(self.split, 1)
         layout.addStretch(0)  # with the split hidden (an error), the line stays on top
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # opened, the page holds focus
-        services.download_event.connect(self._on_download_event)
+        self.downloads = RepoDownloads(services, self, self.table, self.status, self)
+        self.downloads.download_started.connect(self.download_started)
+        self.downloads.load_requested.connect(self.load_requested)
 
     @property
     def buttons(self) -> dict[str, QPushButton]:
@@ -178,8 +156,7 @@ class ModelPage(QWidget):
         self.repo_id = repo_id
         self.listing = None
         self.estimates = {}
-        self._events = {}
-        self._downloading = None
+        self.downloads.reset()
         self.title.setToolTip(repo_id)
         self.vision_chip.hide()
         self._elide_title()
@@ -205,7 +182,7 @@ class ModelPage(QWidget):
             text = await in_thread(fetch_readme, repo_id)
         except Exception as exc:
             if repo_id == self.repo_id:  # not a repo opened since
-                self.model_card.show_message(f"Could not read the model card: {_message(exc)}")
+                self.model_card.show_message(f"Could not read the model card: {error_text(exc)}")
             return
         if repo_id != self.repo_id:
             return
@@ -218,7 +195,7 @@ class ModelPage(QWidget):
         try:
             listing = await in_thread(list_repo_gguf, repo_id)
         except Exception as exc:
-            self.status.say(_message(exc), error=True)
+            self.status.say(error_text(exc), error=True)
             self.split.hide()  # nothing to show but the reason (and Back)
             return
         self.listing = listing
@@ -226,12 +203,12 @@ class ModelPage(QWidget):
         if not listing.models:
             self.status.say(f"{repo_id} has no GGUF files: nothing here runs in Hearth.")
             return
-        await self._mark_downloaded(listing)
+        await self.downloads.mark_downloaded(listing)
         await self._fit(listing)
 
     def _fill(self, listing: RepoListing) -> None:
         self.vision_chip.setVisible(listing.vision)
-        self.table.fill(listing.models, self._clicked)
+        self.table.fill(listing.models, self.downloads.clicked)
         self.table.setVisible(bool(listing.models))
         self.split.share()
         note = GATED_NOTE if listing.gated else ""
@@ -263,7 +240,7 @@ class ModelPage(QWidget):
             bandwidth = await self.speed.bandwidth(system)
         except Exception as exc:
             self.table.set_fit_unknown()
-            self.status.say(f"Could not check the fit: {_message(exc)}", error=True)
+            self.status.say(f"Could not check the fit: {error_text(exc)}", error=True)
             return
         candidates = [
             QuantCandidate(m.quant or m.name, m.total_size or 0, m.name)
@@ -278,7 +255,7 @@ class ModelPage(QWidget):
         self.table.show_fit(self.estimates, bandwidth, active_fraction(meta))
         self.suggested = best.candidate.name if best is not None else None
         self.table.mark_suggested(self.suggested)
-        if best is not None and self._downloading is None:
+        if best is not None and self.downloads.downloading is None:
             gpu = best.estimate.verdict is FitVerdict.FULL_GPU
             why = "runs fully on the GPU" if gpu else "fits in this computer's memory"
             self.status.say(f"{best.candidate.label} is the best fit here: the largest file "
@@ -293,113 +270,10 @@ class ModelPage(QWidget):
             for m in self.listing.models
         ]
 
-    # ------------------------------------------------------------------ download state
-    def _dest(self, path_in_repo: str) -> Path:
-        return local_model_path(self.services.paths.models_dir, self.repo_id, path_in_repo)
-
-    async def _mark_downloaded(self, listing: RepoListing) -> None:
-        """Rows already on disk say Load; downloads under way show their progress."""
-        paths = {m.name: [self._dest(f.path) for f in m.files] for m in listing.models}
-        done = await in_thread(lambda: {n: _on_disk(p) for n, p in paths.items()})
-        for model in listing.models:
-            if done.get(model.name):
-                self._set_button(model, ButtonState(LOAD, True))
-        if self.services.has_downloads:
-            for handle in self.services.downloads.downloads():
-                self._on_download_event(handle.snapshot())
-
-    def _model_of(self, event: DownloadEvent) -> GgufModel | None:
-        if self.listing is None or event.repo_id != self.repo_id:
-            return None
-        for model in self.listing.models:
-            if any(f.path == event.filename for f in model.files):
-                return model
-        return None
-
-    def _on_download_event(self, event: DownloadEvent) -> None:
-        model = self._model_of(event)
-        if model is None:
-            return
-        self._events[event.filename] = event
-        state = button_state(model, [self._events.get(f.path) for f in model.files])
-        label = model.quant or model.name
-        self._set_button(model, state)
-        if state.done and self._downloading == label:
-            self._downloading = None
-            self.status.say(f"{label} is downloaded: Load it from its row.{self._warn}")
-
-    def _set_button(self, model: GgufModel, state: ButtonState) -> None:
-        btn = self.buttons.get(model.name)
-        if btn is not None:
-            show_state(btn, state, model.quant or model.name)
-
+    # ------------------------------------------------------------------ buttons
     def button_text(self, quant: str) -> str:
         btn = self.table.button_for(quant)
         return btn.text() if btn is not None else ""
-
-    # ------------------------------------------------------------------ actions
-    def _clicked(self, model: GgufModel) -> None:
-        btn = self.buttons.get(model.name)
-        text = btn.text() if btn is not None else "Download"
-        if text == LOAD:
-            self.load_requested.emit(self._dest(model.files[0].path))
-        elif text in (RETRY, RESUME):
-            for f in model.files:
-                event = self._events.get(f.path)
-                if event is not None and event.state in (
-                    DownloadState.FAILED, DownloadState.PAUSED,
-                ):  # fmt: skip
-                    self.services.downloads.resume(event.download_id)
-        else:
-            self.download(model)
-
-    def download(self, model: GgufModel) -> None:
-        """Download ``model``; one that won't fit here is only fetched once confirmed."""
-        est = self.estimates.get(model.name)
-        if est is not None and est.verdict is FitVerdict.WONT_FIT:
-            self._confirm_wont_fit(model, est)
-            return
-        self._start_download(model)
-
-    def _confirm_wont_fit(self, model: GgufModel, est: FitEstimate) -> None:
-        if self.confirm_box is not None:
-            self.confirm_box.close()
-        label = model.quant or model.name
-
-        def answered(yes: bool) -> None:
-            self.confirm_box = None
-            if yes:
-                self._start_download(model)
-            else:
-                self.status.say(f"Not downloading {label}.")
-
-        self.confirm_box = ask_wont_fit(self, label, est, self.ctx_spin.value(), answered)
-
-    def _start_download(self, model: GgufModel) -> None:
-        listing = self.listing
-        if listing is None:
-            return
-        try:
-            handles = self.services.downloads.add_model(
-                listing.repo_id, model, revision=listing.commit or "main",
-                projector=listing.projector_for(model),
-            )  # fmt: skip
-        except Exception as exc:
-            self.status.say(_message(exc), error=True)
-            return
-        est = self.estimates.get(model.name)
-        warn = (
-            " Note: it won't fit in memory here."
-            if est and est.verdict is FitVerdict.WONT_FIT
-            else ""
-        )
-        label = model.quant or model.name
-        self._downloading, self._warn = label, warn
-        self.status.say(f"Downloading {label}; progress shows on its button and in "
-                        f"Downloads.{warn}")  # fmt: skip
-        for handle in handles:
-            self._on_download_event(handle.snapshot())
-            self.download_started.emit(handle.filename)
 
     def download_button(self, quant: str) -> QWidget | None:
         """The cell holding the button of the row for ``quant`` (tests)."""

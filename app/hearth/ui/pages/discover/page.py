@@ -25,11 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hearth.core.errors import HearthError
 from hearth.hub import ModelSearch, ModelSummary
 from hearth.ui.app_settings import SettingsStore
 from hearth.ui.machine_speed import MachineSpeed
-from hearth.ui.pages.common import button, plural
+from hearth.ui.pages.common import button, error_text, plural
 from hearth.ui.pages.discover.model_page import ModelPage
 from hearth.ui.pages.discover.picks import PicksView
 from hearth.ui.pages.discover.results import ResultsList
@@ -49,10 +48,6 @@ SORTS = [("Most downloaded", "downloads"), ("Most liked", "likes"), ("Recently u
 PICKS_HINT = "Picks for this computer. One click opens a model; or search Hugging Face above."
 RESULTS_HINT = "One click opens a model."
 NO_MATCH = "No GGUF models match \u201c{query}\u201d. Try fewer words, or go back to the picks."
-
-
-def _message(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, HearthError) else f"Something went wrong: {exc}"
 
 
 class DiscoverPage(QWidget):
@@ -222,7 +217,7 @@ class DiscoverPage(QWidget):
             page = await asyncio.to_thread(search.next_page)
         except Exception as exc:
             if search is self._search:
-                self.status.say(_message(exc), error=True)
+                self.status.say(error_text(exc), error=True)
                 self.more_button.setEnabled(True)
                 self.more_button.setText("Load more")
             return

@@ -2,7 +2,7 @@
 
 Each row is a file (quant, size), a coloured fit chip with the speed estimate for this
 machine, and the row's download button. The table only draws; what a click or a
-download event means is the model page's (``model_page.ModelPage``).
+download event means is the model page's (``repo_downloads.RepoDownloads``).
 """
 
 from __future__ import annotations

@@ -358,6 +358,11 @@ class ToolsBox(Section):
         if status.name in self.table.names:
             self.table.show_state(status.name, self.state_text(status.name))
 
+    @property
+    def running(self) -> bool:
+        """Whether a server a Test started may still be up (the window stops it)."""
+        return self.runs.running
+
     async def close_servers(self) -> None:
-        """Stop every server a Test started (the app is closing, or a test ends)."""
+        """Stop every server a Test started (the window is closing, or a test ends)."""
         await self.runs.close()

@@ -3,11 +3,13 @@ the app's asyncio loop, and the statuses its State column shows.
 
 A server's secrets are read on a worker thread before it starts (the keyring can
 block; the host would read them on the loop), so a missing one fails the start with its
-name before any process runs. A tested server stays up a little, then its host stops it.
+name before any process runs. A tested server stays up a little, then its host stops it;
+closing the main window stops it at once (``close``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -84,6 +86,7 @@ class ServerRuns:
         self.log_dir = log_dir or default_paths().logs_dir  # a failed start's last words
         self.statuses: dict[str, ServerStatus] = {}
         self._hosts: dict[str, McpHost] = {}
+        self._closes = 0  # each close's number: a Test reading its secrets then gives up
 
     async def test(self, entry: McpServerEntry) -> tuple[ToolInfo, ...]:
         """Start ``entry`` afresh and list its tools; a ``ToolCallError`` says why not
@@ -91,12 +94,16 @@ class ServerRuns:
         name = entry.name
         await self.stop(name)
         self._set(ServerStatus(name, ServerState.STARTING))
+        closes = self._closes
         try:
             resolved = await in_thread(entry.with_secrets, self.secrets)
         except (McpConfigError, SecretStoreError) as exc:
             reason = getattr(exc, "message", None) or str(exc)
             self._set(ServerStatus(name, ServerState.FAILED, reason))
             raise ToolCallError(name, f"The MCP server {name!r} can't start: {reason}") from exc
+        if closes != self._closes:  # closed meanwhile (the window, say): start nothing
+            self._set(ServerStatus(name, ServerState.STOPPED))
+            raise ToolCallError(name, f"The MCP server {name!r} was stopped before it started.")
         host = McpHost(
             McpConfig((resolved,)), log_dir=self.log_dir, start_timeout=TEST_START_S,
             idle_stop=TEST_IDLE_S, on_change=self._set,
@@ -115,9 +122,13 @@ class ServerRuns:
         self.statuses.pop(name, None)
 
     async def close(self) -> None:
-        """Stop every server a Test started."""
-        for name in list(self._hosts):
-            await self.stop(name)
+        """Stop every server a Test started, all at once (each stop may wait seconds
+        for its process to exit), and any Test still reading its secrets."""
+        self._closes += 1
+        await asyncio.gather(*(self.stop(name) for name in list(self._hosts)))
 
-    def running(self) -> list[str]:
-        return list(self._hosts)
+    @property
+    def running(self) -> bool:
+        """Whether a tested server is starting or running (a process may be up)."""
+        live = (ServerState.STARTING, ServerState.RUNNING)
+        return any(status.state in live for status in self.statuses.values())
