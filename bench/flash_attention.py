@@ -6,7 +6,9 @@
 Whether llama.cpp's flash-attention kernel beats the plain one on a CPU depends on the
 CPU: on session 1's Xeon it was 2.6-3x slower at 2,000 tokens of context, on session 9's
 EPYC it is faster at every context (docs/benchmarks.md, "Flash attention on the CPU").
-Hearth's "auto" is llama.cpp's (on wherever supported); this tells what a machine does.
+Hearth's "auto" keeps it off on the CPU for another reason too, the same greedy reply
+whichever batch computed a prompt (app/hearth/core/attention.py); this tells what
+``--flash-attn on`` would buy on a machine.
 
 For each context length and stream count, one context per setting (the engine's shape:
 a KV stream per slot, full-size sliding-window caches, the given micro-batch), every

@@ -97,8 +97,9 @@ def test_a_follow_up_about_the_same_picture_reuses_it_from_the_cache(engine: Eng
 
 
 def test_text_streams_keep_decoding_while_images_are_read(engine: Engine) -> None:
-    """Each image is a step of its own, and the running stream gets a token in every
-    step: it is never held until the request with images is done."""
+    """Six pictures are encoded one after another beside the loop, and the running
+    stream gets a token in every step: it is never held until the request with images
+    is done (test_vision_encode_beside.py: none held during one long encode either)."""
     events: list[tuple[str, object]] = []
 
     async def both() -> None:

@@ -81,7 +81,7 @@ def test_load_dialog_estimate_autofit_options_cancel_eject(
         await arun.wait_until(lambda: probe.meta is not None, 30, "the header")
         probe.ctx_spin.setValue(512)
         assert probe.meta is not None
-        mem = estimate_memory(probe.meta, probe.plan())
+        mem = estimate_memory(probe.meta, probe.plan(), gpu_offload=True)
         assert mem.n_layers >= 2
         half = place_layers(mem, mem.n_layers // 2, probe.system)  # type: ignore[arg-type]
         gpu = GpuInfo("Fake GPU", 4 * GIB, CUDA_RESERVE_BYTES + half.gpu_bytes, "cuda")

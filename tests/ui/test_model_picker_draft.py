@@ -27,7 +27,7 @@ from hearth.ui.pages.library.rows import FIT_CONTEXT, estimates
 from hearth.ui.pages.services import AppServices
 from hearth.ui.shell.model_picker import ModelPicker
 from hearth.ui.tasks import TaskSet
-from hearth.ui.widgets.fit_chip import ChipLevel, FitChip
+from hearth.ui.widgets.fit_chip import TIGHT_SHARE, ChipLevel, FitChip
 
 pytestmark = pytest.mark.ui
 
@@ -36,14 +36,16 @@ Setup = tuple[AppServices, SettingsStore, MachineSpeed, SystemMemory]
 
 
 def machine_between(target: Path, draft: Path) -> SystemMemory:
-    """A machine (no GPU) with RAM for the target alone, but not with its draft beside it."""
+    """A machine (no GPU) with RAM for the target alone, not tight, but not with its
+    draft beside it."""
     meta = read_metadata(target)
     plan = ContextPlan(n_ctx=min(FIT_CONTEXT, meta.context_length or FIT_CONTEXT))
     big = SystemMemory(64 * GIB, 32 * GIB, 4, 8)
     alone = estimate_fit(meta, plan, big).ram_bytes
     both = estimate_fit(meta, plan, big, draft=read_metadata(draft)).ram_bytes
-    assert both > alone
-    return SystemMemory(64 * GIB, RAM_RESERVE_BYTES + (alone + both) // 2, 4, 8)
+    room = int(alone / TIGHT_SHARE) + 1  # the least RAM in which the target alone isn't tight
+    assert both > room, (alone, both)
+    return SystemMemory(64 * GIB, RAM_RESERVE_BYTES + (room + both) // 2, 4, 8)
 
 
 @pytest.fixture

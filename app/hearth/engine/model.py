@@ -20,6 +20,7 @@ from typing import cast
 
 import llama_cpp
 
+from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.errors import EngineFailedError, LoadCancelledError, ModelLoadError
 from hearth.core.model_info import FlashAttention, LoadConfig, ModelInfo, SplitMode
 from hearth.core.quantization import file_type_name
@@ -185,10 +186,25 @@ class LlamaModel:
         return cast("llama_cpp.llama_context_p", ctx)
 
     def _flash_attention_type(self) -> int:
-        """llama.cpp's setting for this load. "auto" is llama.cpp's own: flash attention
-        wherever the device has it, the CPU included (docs/benchmarks.md, "Flash
-        attention on the CPU": faster on this machine at every context, not on another)."""
-        return _FLASH_ATTN[self.config.flash_attention]
+        """llama.cpp's setting for this load, with Hearth's meaning of "auto" applied."""
+        cfg = self.config
+        if cfg.flash_attention is not FlashAttention.AUTO:
+            return _FLASH_ATTN[cfg.flash_attention]
+        n_layer = int(llama_cpp.llama_model_n_layer(self._model))
+        off = auto_turns_flash_attention_off(
+            gpu_offload=offloaded_layers(cfg.n_gpu_layers, n_layer, list_devices()) > 0,
+            cache_type_v=cfg.cache_type_v,
+            n_ctx=self.n_ctx,
+            n_slots=cfg.n_parallel,
+            kv_unified=cfg.kv_unified,
+            n_batch=cfg.n_batch,
+            n_ubatch=cfg.n_ubatch,
+            n_head=int(llama_cpp.llama_model_n_head(self._model)),
+        )
+        if off:
+            log.info("flash attention auto: off (CPU only, %d-token context)", self.n_ctx)
+            return llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        return llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO
 
     # ------------------------------------------------------------------ vocabulary
     def _enter(self) -> None:

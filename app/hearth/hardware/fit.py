@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from hearth.core.attention import auto_turns_flash_attention_off
 from hearth.core.model_info import FlashAttention, LoadConfig
 from hearth.core.quantization import kv_row_bytes
 from hearth.core.units import format_bytes
@@ -54,7 +55,7 @@ class ContextPlan:
     n_slots: int = 1
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
-    flash_attention: bool | None = None  # None: "auto", llama.cpp's (on where supported)
+    flash_attention: bool | None = None  # None: "auto", see hearth.core.attention
     n_batch: int = 2048
     n_ubatch: int = 512
     kv_unified: bool = False
@@ -133,10 +134,11 @@ def _kv_heads(meta: GgufMetadata, n_layers: int) -> list[int]:
 
 
 def estimate_memory(
-    meta: GgufMetadata, plan: ContextPlan, *, weight_scale: float = 1.0
+    meta: GgufMetadata, plan: ContextPlan, *, weight_scale: float = 1.0, gpu_offload: bool = True
 ) -> MemoryBreakdown:
     """What llama.cpp allocates for ``meta`` with ``plan``; ``weight_scale`` resizes the
-    weights (to judge another quantization of the same model from its file size)."""
+    weights (to judge another quantization of the same model from its file size).
+    ``gpu_offload`` matters only for flash attention "auto", which is off on the CPU."""
     n_layers = meta.block_count or 0
     layers = [round(b * weight_scale) for b in meta.layer_bytes()]
     embedding = output = other = 0
@@ -174,7 +176,18 @@ def estimate_memory(
     tokens = min(plan.n_ubatch, plan.n_batch, max(1, plan.n_ctx * plan.n_slots))
     n_vocab = meta.vocab_size or 0
     n_ff = meta.feed_forward_length or 4 * n_embd
-    flash = plan.flash_attention is not False  # auto: on wherever llama.cpp has it
+    flash = plan.flash_attention
+    if flash is None:
+        flash = not auto_turns_flash_attention_off(
+            gpu_offload=gpu_offload,
+            cache_type_v=plan.cache_type_v,
+            n_ctx=plan.n_ctx,
+            n_slots=plan.n_slots,
+            kv_unified=plan.kv_unified,
+            n_batch=plan.n_batch,
+            n_ubatch=plan.n_ubatch,
+            n_head=n_head,
+        )
     mask = n_kv / 2 if flash else n_kv
     n_embd_kv = max(_kv_heads(meta, n_layers), default=0) * max(k_len, v_len)
     attention = 5 * n_embd + 2 * n_embd_kv + (0 if flash else n_head * n_kv)
@@ -333,9 +346,9 @@ def estimate_fit(
                     )
                 break  # fewer GPU layers only need more RAM
 
-    mem = estimate_memory(meta, plan, weight_scale=weight_scale)
+    mem = estimate_memory(meta, plan, weight_scale=weight_scale, gpu_offload=False)
     if draft is not None:
-        draft_mem = estimate_memory(draft, plan)
+        draft_mem = estimate_memory(draft, plan, gpu_offload=False)
     total = mem.total_bytes + (draft_mem.total_bytes if draft_mem is not None else 0)
     total += projector_bytes
     if total <= ram:

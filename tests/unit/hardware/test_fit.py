@@ -111,21 +111,27 @@ def test_plan_from_the_engine_load_config() -> None:
         "f16",
         "q8_0",
     )
-    assert plan.flash_attention is None  # auto: llama.cpp's, on wherever supported
+    assert plan.flash_attention is None  # auto: decided per device, see core/attention.py
     off = LoadConfig(model_path=Path("m.gguf"), flash_attention=FlashAttention.OFF)
     assert ContextPlan.from_load_config(off).flash_attention is False
     on = LoadConfig(model_path=Path("m.gguf"), flash_attention=FlashAttention.ON)
     assert ContextPlan.from_load_config(on).flash_attention is True
 
 
-def test_flash_attention_auto_counts_as_on_as_llama_cpp_turns_it_on() -> None:
-    # Llama-3-8B, 32 heads: without flash attention the attention scores of a
-    # 512-token micro-batch at 8192 tokens (512 MiB) are the largest phase.
-    auto = estimate_memory(META, ContextPlan(n_ctx=8192))
-    on = estimate_memory(META, ContextPlan(n_ctx=8192, flash_attention=True))
-    off = estimate_memory(META, ContextPlan(n_ctx=8192, flash_attention=False))
-    assert auto.compute_bytes == on.compute_bytes
-    assert off.compute_bytes - on.compute_bytes > 256 * 1024 * 1024
+def test_flash_attention_auto_is_off_on_the_cpu_while_the_score_buffer_is_small() -> None:
+    # Llama-3-8B, 32 heads: at 8192 tokens the non-flash score buffer is 512 MiB.
+    cpu = estimate_memory(META, ContextPlan(n_ctx=8192), gpu_offload=False)
+    gpu = estimate_memory(META, ContextPlan(n_ctx=8192), gpu_offload=True)
+    forced_off = estimate_memory(META, ContextPlan(n_ctx=8192, flash_attention=False))
+    assert cpu.compute_bytes == forced_off.compute_bytes > gpu.compute_bytes
+    long_cpu = estimate_memory(META, ContextPlan(n_ctx=16384), gpu_offload=False)
+    long_on = estimate_memory(META, ContextPlan(n_ctx=16384, flash_attention=True))
+    assert long_cpu.compute_bytes == long_on.compute_bytes  # too big a buffer: stays on
+    quantized_v = ContextPlan(n_ctx=4096, cache_type_v="q8_0")
+    assert (  # a quantized V cache needs flash attention
+        estimate_memory(META, quantized_v, gpu_offload=False).compute_bytes
+        == estimate_memory(META, quantized_v, gpu_offload=True).compute_bytes
+    )
 
 
 def test_weights_are_the_tensor_sizes() -> None:
@@ -262,7 +268,7 @@ def test_the_draft_models_weights_and_kv_cache_count() -> None:
     plan = ContextPlan(n_ctx=8192, n_slots=2)
     alone = estimate_fit(META, plan, machine(64))
     both = estimate_fit(META, plan, machine(64), draft=DRAFT)
-    draft_mem = estimate_memory(DRAFT, plan)
+    draft_mem = estimate_memory(DRAFT, plan, gpu_offload=False)
     assert both.draft_memory is not None
     # the draft has its own context as long as the target's: its KV cache is counted
     assert both.draft_memory.kv_cache_bytes == draft_mem.kv_cache_bytes > 0
@@ -330,7 +336,7 @@ def test_the_suggested_quant_leaves_room_for_the_draft_it_is_named_in_the_summar
     # the size named is the draft as this placement counts it (on the CPU: its CPU buffers)
     size = format_bytes(named.draft_memory.total_bytes)
     assert f"This includes the draft model llama-0.5b ({size})." in named.summary
-    assert named.draft_memory == estimate_memory(DRAFT, plan)
+    assert named.draft_memory == estimate_memory(DRAFT, plan, gpu_offload=False)
 
 
 def test_a_vision_projector_goes_where_the_engine_puts_it() -> None:

@@ -108,7 +108,7 @@ class LoadDialog(QDialog):
         self.error: str | None = None
         self.offload_text: str | None = None
         self._memory: MemoryBreakdown | None = None
-        self._memory_plan: ContextPlan | None = None
+        self._memory_plan: tuple[ContextPlan, bool] | None = None
         self._tasks = TaskSet()
         self.speed = speed or MachineSpeed(store)
         self.bandwidth: Bandwidth | None = None
@@ -303,19 +303,24 @@ class LoadDialog(QDialog):
     def plan(self) -> ContextPlan:
         return self.form.plan()
 
+    def _gpu(self) -> bool:
+        return bool(self.system and self.system.gpus and self.gpu_slider.value() > 0)
+
     def memory(self) -> MemoryBreakdown | None:
         if self.meta is None:
             return None
-        plan = self.plan()
-        if self._memory is None or plan != self._memory_plan:
-            self._memory = estimate_memory(self.meta, plan)
-            self._memory_plan = plan
+        plan, gpu = self.plan(), self._gpu()
+        if self._memory is None or (plan, gpu) != self._memory_plan:
+            self._memory = estimate_memory(self.meta, plan, gpu_offload=gpu)
+            self._memory_plan = (plan, gpu)
         return self._memory
 
     def draft_memory(self) -> MemoryBreakdown | None:
         """The chosen draft model's memory: the same context and slots as the target."""
         draft = self.spec.draft_meta()
-        return None if draft is None else estimate_memory(draft, self.plan())
+        return (
+            None if draft is None else estimate_memory(draft, self.plan(), gpu_offload=self._gpu())
+        )
 
     def placement(self) -> Placement | None:
         mem = self.memory()
