@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,10 @@ def engine(tiny_model_f16: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     loaded = load_vision(tiny_model_f16, projector, n_ctx=16384)  # room for a long stream
     yield loaded
     loaded.unload()
+
+
+def encoding() -> bool:
+    return any(t.name.startswith("hearth-image-encoder") for t in threading.enumerate())
 
 
 def test_a_text_stream_keeps_decoding_while_a_picture_is_encoded(engine: Engine) -> None:
@@ -103,3 +108,36 @@ def test_no_encoder_thread_outlives_its_picture(engine: Engine) -> None:
     for thread in encoders:  # each ends as soon as it has handed its result over
         thread.join(timeout=30)
         assert not thread.is_alive(), f"{thread.name} outlived its picture"
+
+
+def test_an_unload_during_an_encode_ends_the_request_and_frees_cleanly(
+    tiny_model_f16: Path, tmp_path: Path
+) -> None:
+    """The unload waits for the encode in flight before the projector is freed (its
+    thread reads the projector and the prompt's chunks), and the request ends with an
+    error that says why, never as a finished answer."""
+    projector = gguf_projector.write_projector(tmp_path / "mmproj-deep-F16.gguf", DEEP)
+    engine = load_vision(tiny_model_f16, projector)
+
+    async def ask_then_unload() -> Finished:
+        stream = await engine.start(greedy(PROMPT, picture(14), max_tokens=4))
+        deadline = time.monotonic() + 30
+        while not encoding():  # the encode takes many milliseconds even on a fast CPU
+            assert time.monotonic() < deadline, "the picture was never encoded"
+            await asyncio.sleep(0.001)
+        # while its picture is being encoded, as the server unloads a model
+        await asyncio.to_thread(engine.unload, "The model was unloaded.")
+        async for event in stream:
+            if isinstance(event, Finished):
+                return event
+        raise AssertionError("no Finished event")
+
+    ended = asyncio.run(ask_then_unload())
+    assert ended.reason is FinishReason.ERROR and ended.error == "The model was unloaded."
+    again = load_vision(tiny_model_f16, projector)
+    try:
+        _, finished = asyncio.run(run(again, greedy(PROMPT, picture(14), max_tokens=2)))
+        assert finished.error is None and finished.timings is not None
+        assert finished.timings.image_tokens == DEEP.n_image_tokens
+    finally:
+        again.unload()
