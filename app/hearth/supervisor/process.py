@@ -151,6 +151,9 @@ class WorkerProcess:
             raise RuntimeError("WorkerProcess.start() may be called only once")
         self._loop = asyncio.get_running_loop()
         self._listening = self._loop.create_future()
+        # Whoever waited may have given up (a window closed while the worker started):
+        # its exit is then news to nobody, and asyncio must not log it as unretrieved.
+        self._listening.add_done_callback(_mark_retrieved)
         self._exited_async = asyncio.Event()
         stderr: IO[bytes] | None = None
         if self._log_dir is not None:
@@ -336,3 +339,8 @@ def _stop_all_workers() -> None:
     for worker in list(_live):
         with contextlib.suppress(Exception):
             worker.stop(timeout=2.0)
+
+
+def _mark_retrieved(future: asyncio.Future[tuple[str, int]]) -> None:
+    if not future.cancelled():
+        future.exception()

@@ -100,6 +100,10 @@ class LoadForm(QWidget):
         self.flash_combo = QComboBox(self)
         self.flash_combo.setAccessibleName("Flash attention")
         self.flash_combo.addItems(list(FLASH_CHOICES))
+        self.flash_combo.setToolTip(
+            "Auto leaves it off on a CPU: on can be faster there, but a reply may then "
+            "differ slightly depending on what was cached (docs/benchmarks.md)."
+        )
         self.threads_spin = QSpinBox(self)
         self.threads_spin.setAccessibleName("Threads")
         self.threads_spin.setRange(0, 256)
@@ -134,7 +138,7 @@ class LoadForm(QWidget):
         self.advanced.add_row("KV cache type", self.kv_combo,
                               "q8_0 or q4_0 halve or quarter the cache's memory.")  # fmt: skip
         self.advanced.add_row("Flash attention", self.flash_combo,
-                              "Less memory for long contexts, where supported.")  # fmt: skip
+                              "Less memory for long contexts; auto: off on a CPU.")  # fmt: skip
         self.advanced.add_row("Threads", self.threads_spin, "CPU threads; auto picks for you.")
         self.advanced.add_widget(self.mmap_check)
         self.advanced.add_widget(self.mlock_check)
