@@ -13,7 +13,7 @@ before its end.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,23 @@ def reused(body: dict[str, Any]) -> tuple[int, int]:
     return cached, int(body["timings"]["cache_disk_tokens"])
 
 
+def after_a_restart(
+    model: Path, tmp_path: Path, before: Callable[[ServeProcess], object]
+) -> dict[str, Any]:
+    """``before`` on one server, then the chat's second question on a new one sharing
+    its prompt-cache folder: that reply's body."""
+    first = serve(model, tmp_path, tmp_path / "cache")
+    try:
+        before(first)
+    finally:
+        first.stop()
+    second = serve(model, tmp_path, tmp_path / "cache")
+    try:
+        return chat(second, QUESTION_2)
+    finally:
+        second.stop()
+
+
 @pytest.fixture(scope="module")
 def cold_reply(tiny_gemma3_chat: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The second question's greedy reply from a server without a prompt cache."""
@@ -119,16 +136,7 @@ def test_another_last_question_after_a_restart_restores_the_chat_up_to_it(
     sits in the last message with the question), and the reply is a cold prefill's."""
     block_rule = (len(prompts.first) - 64) // BLOCK * BLOCK
     assert prompts.shared > block_rule + 64  # what this saves over the block rule
-    first = serve(tiny_gemma3_chat, tmp_path, tmp_path / "cache")
-    try:
-        chat(first, QUESTION_1)
-    finally:
-        first.stop()
-    second = serve(tiny_gemma3_chat, tmp_path, tmp_path / "cache")
-    try:
-        body = chat(second, QUESTION_2)
-    finally:
-        second.stop()
+    body = after_a_restart(tiny_gemma3_chat, tmp_path, lambda s: chat(s, QUESTION_1))
     assert reused(body) == (prompts.shared, prompts.shared)
     assert body["choices"][0]["message"]["content"] == cold_reply
 
@@ -138,16 +146,7 @@ def test_a_completion_of_the_same_text_keeps_the_block_rule(
 ) -> None:
     """A completion has no messages to say where it will branch: its prefill pauses at
     a block boundary, which is what the chat then finds (its end's state it leaves)."""
-    first = serve(tiny_gemma3_chat, tmp_path, tmp_path / "cache")
-    try:
-        complete(first, prompts.first_text)
-    finally:
-        first.stop()
-    second = serve(tiny_gemma3_chat, tmp_path, tmp_path / "cache")
-    try:
-        body = chat(second, QUESTION_2)
-    finally:
-        second.stop()
+    body = after_a_restart(tiny_gemma3_chat, tmp_path, lambda s: complete(s, prompts.first_text))
     block_rule = (len(prompts.first) - 64) // BLOCK * BLOCK
     assert reused(body) == (block_rule, block_rule)
     assert body["choices"][0]["message"]["content"] == cold_reply
